@@ -1,0 +1,183 @@
+package minibus_test
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/minibus-go/minibus"
+	"github.com/stretchr/testify/require"
+)
+
+// T1: no code in the broker reads the wall clock or sleeps: it parses every
+// non-test Go file of the module (examples excepted) and fails on direct
+// use of the time functions that bypass the injected clock.
+func TestT1_NoDirectTimeCalls(t *testing.T) {
+	banned := map[string]bool{
+		"Now": true, "Sleep": true, "After": true, "AfterFunc": true, "NewTimer": true,
+		"NewTicker": true, "Since": true, "Until": true, "Tick": true,
+	}
+	fset := token.NewFileSet()
+	var checked int
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "examples" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() && path != "." {
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir // another module
+			}
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		checked++
+		timeName := ""
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"time"` {
+				timeName = "time"
+				if imp.Name != nil {
+					timeName = imp.Name.Name
+				}
+			}
+		}
+		if timeName == "" {
+			return nil
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == timeName && banned[sel.Sel.Name] {
+				t.Errorf("%s: time.%s bypasses the namespace clock (SEMANTICS T1)", fset.Position(sel.Pos()), sel.Sel.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, checked, 10, "the walk found the package's files")
+}
+
+// Close: blocked calls return ErrClosed, later calls return ErrClosed, Close
+// is idempotent, and (goleak, synctest) no goroutine survives it.
+func TestCloseNamespace(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", nil)
+	e.send(q, "a")
+	r := e.receiver(q, nil)
+	m := e.receive(r, 1)[0]
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			_, err := r.ReceiveMessages(context.Background(), 1, nil)
+			errs <- err
+		})
+	}
+	require.NoError(t, e.ns.Close())
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		requireSentinel(t, err, minibus.ErrClosed, "namespace")
+	}
+	require.NoError(t, e.ns.Close(), "idempotent")
+	requireSentinel(t, q.SendMessage(e.ctx, &minibus.Message{}, nil), minibus.ErrClosed, "namespace")
+	requireSentinel(t, r.CompleteMessage(e.ctx, m, nil), minibus.ErrClosed, "namespace")
+	_, err := e.ns.CreateQueue("x", nil)
+	requireSentinel(t, err, minibus.ErrClosed, "namespace")
+	_, err = e.ns.Queue("q")
+	requireSentinel(t, err, minibus.ErrClosed, "namespace")
+	require.Nil(t, e.ns.Queues())
+}
+
+// A whole lifecycle on the real clock inside a synctest bubble, where time is
+// virtual: locks expire, TTLs run out, scheduled messages activate and idle
+// queues disappear at the right instants, a blocked receiver wakes through
+// the namespace's timer, and nothing is left running after Close (synctest
+// fails on a leaked goroutine).
+func TestLifecycleInSynctest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		ns := minibus.NewNamespace() // the real clock: virtual time in the bubble
+		defer ns.Close()
+		start := time.Now()
+		q, err := ns.CreateQueue("q", &minibus.QueueProperties{
+			LockDuration: 10 * time.Second, DefaultMessageTimeToLive: time.Hour,
+			DeadLetteringOnMessageExpiration: true,
+		})
+		require.NoError(t, err)
+		require.NoError(t, q.SendMessage(ctx, &minibus.Message{Body: []byte("a")}, nil))
+		r, err := q.NewReceiver(nil)
+		require.NoError(t, err)
+		m, err := r.ReceiveMessages(ctx, 1, nil)
+		require.NoError(t, err)
+
+		// Blocks until the lock expires after 10s of virtual time.
+		again, err := r.ReceiveMessages(ctx, 1, nil)
+		require.NoError(t, err)
+		require.Equal(t, m[0].SequenceNumber, again[0].SequenceNumber)
+		require.Equal(t, 10*time.Second, time.Since(start))
+		require.NoError(t, r.CompleteMessage(ctx, again[0], nil))
+
+		// Blocks until a scheduled message activates.
+		_, err = q.ScheduleMessages(ctx, []*minibus.Message{{Body: []byte("later")}}, start.Add(time.Minute), nil)
+		require.NoError(t, err)
+		later, err := r.ReceiveMessages(ctx, 1, nil)
+		require.NoError(t, err)
+		require.Equal(t, "later", string(later[0].Body))
+		require.Equal(t, time.Minute, time.Since(start))
+		require.NoError(t, r.AbandonMessage(ctx, later[0], nil))
+
+		// The abandoned message expires an hour after its activation.
+		time.Sleep(time.Hour)
+		rp := q.RuntimeProperties()
+		require.Zero(t, rp.ActiveMessageCount)
+		require.EqualValues(t, 1, rp.DeadLetterMessageCount)
+
+		// An idle queue disappears after AutoDeleteOnIdle; a blocked receiver
+		// learns it at that instant.
+		idle, err := ns.CreateQueue("idle", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
+		require.NoError(t, err)
+		ir, err := idle.NewReceiver(nil)
+		require.NoError(t, err)
+		before := time.Now()
+		_, err = ir.ReceiveMessages(ctx, 1, nil)
+		require.ErrorIs(t, err, minibus.ErrNotFound)
+		require.Equal(t, 5*time.Minute, time.Since(before))
+		require.Equal(t, []string{"q"}, ns.Queues())
+
+		// A receive with a deadline returns at the deadline.
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		_, err = r.ReceiveMessages(dctx, 1, nil)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+
+		// Close wakes a blocked receiver.
+		errc := make(chan error)
+		go func() {
+			_, err := r.ReceiveMessages(ctx, 1, nil)
+			errc <- err
+		}()
+		synctest.Wait()
+		require.NoError(t, ns.Close())
+		require.ErrorIs(t, <-errc, minibus.ErrClosed)
+	})
+}

@@ -1,0 +1,80 @@
+// Package minibus is an embeddable, in-process message broker with the
+// semantics of Azure Service Bus: queues with peek-lock and
+// receive-and-delete receivers, lock expiry and renewal, MaxDeliveryCount,
+// dead-letter queues, deferral, time to live, scheduled messages and
+// auto-delete-on-idle, all driven by an injectable clock so that tests can
+// travel in time.
+//
+// The rules minibus follows are numbered in SEMANTICS.md (T1, L6, E4, …);
+// doc comments and tests cite them.
+//
+// # Basics
+//
+// A [Namespace] holds queues. Create one, send, receive and settle:
+//
+//	ns := minibus.NewNamespace()
+//	defer ns.Close()
+//	q, _ := ns.CreateQueue("orders", nil)
+//	_ = q.SendMessage(ctx, &minibus.Message{Body: []byte("hello")}, nil)
+//	r, _ := q.NewReceiver(nil) // peek-lock
+//	msgs, _ := r.ReceiveMessages(ctx, 10, nil)
+//	_ = r.CompleteMessage(ctx, msgs[0], nil)
+//
+// Names and types follow the Azure SDK for Go (azservicebus and its admin
+// package), with plain Go values instead of pointers: the zero value of a
+// field means "not set" or "the default". Every call that takes a trailing
+// *XxxOptions accepts nil.
+//
+// A message received in peek-lock mode is locked for the entity's
+// LockDuration under a random [ReceivedMessage.LockToken]. Complete removes
+// it, Abandon releases it, DeadLetter moves it to the dead-letter queue
+// (read it with [ReceiverOptions.SubQueue] set to [SubQueueDeadLetter]),
+// Defer sets it aside for [Receiver.ReceiveDeferredMessages]. A lock that
+// ends unsettled counts as a failed delivery; after MaxDeliveryCount of
+// them the broker dead-letters the message with reason
+// MaxDeliveryCountExceeded.
+//
+// # Time and clocks
+//
+// All time comes from the namespace clock, set with [WithClock]
+// (github.com/benbjohnson/clock; the default is the real clock). With a mock
+// clock, time moves only when the test moves it, and minibus is exact: when
+// any call starts, everything due at or before the clock's now (lock ends,
+// expiries, scheduled activations, idle deletions) has already happened, in
+// time order. So after mock.Add(6*time.Minute) the next count, peek or
+// receive shows precisely the state six minutes later.
+//
+// minibus never relies on a timer having fired for that: each call catches
+// up first. It keeps at most one clock timer per namespace, armed only while
+// a receiver is blocked, to wake that receiver when a message becomes
+// available through time (a scheduled activation, a lock expiry).
+// benbjohnson/clock's Mock.Add runs timer callbacks in new goroutines, so a
+// receiver blocked in another goroutine wakes shortly after Add returns, not
+// before; a call made after Add needs no such wait.
+//
+// With the real clock the same rules run in real time, and inside
+// testing/synctest's bubble in virtual time: construct and close the
+// namespace inside the bubble.
+//
+// # Concurrency
+//
+// A Namespace, its handles and its receivers are safe for concurrent use.
+// Each entity has one mutex; calls on different queues do not contend. A
+// blocked ReceiveMessages returns when a message arrives, when its ctx ends
+// (returning ctx.Err() and taking nothing), when its receiver or the
+// namespace is closed ([ErrClosed]) or when its entity is deleted
+// ([ErrNotFound]). Close leaves no goroutine behind.
+//
+// # Errors
+//
+// Every error wraps one of the sentinel errors ([ErrNotFound],
+// [ErrInvalidArgument], [ErrLockLost], …): test with [errors.Is]. Its text
+// names the entity, message or value at fault. A call that returns an error
+// has changed nothing; context errors are returned unchanged.
+//
+// # Caveats
+//
+// Messages live in memory only. Sessions, duplicate detection and
+// auto-forwarding are not built yet: the properties that turn them on are
+// refused with [ErrInvalidArgument].
+package minibus

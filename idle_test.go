@@ -1,0 +1,120 @@
+package minibus_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/minibus-go/minibus"
+	"github.com/stretchr/testify/require"
+)
+
+// A3, T2: a queue idle for AutoDeleteOnIdle is deleted at exactly that
+// instant with its messages: its name is free, old handles and receivers
+// return ErrNotFound.
+func TestA3_IdleQueueIsDeleted(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
+	e.send(q, "a")
+	r := e.receiver(q, nil)
+	e.mock.Add(5*time.Minute - 1)
+	require.Equal(t, []string{"q"}, e.ns.Queues())
+	e.mock.Add(1)
+	require.Empty(t, e.ns.Queues())
+	_, err := e.ns.Queue("q")
+	requireSentinel(t, err, minibus.ErrNotFound, `queue "q"`)
+	requireSentinel(t, q.SendMessage(e.ctx, &minibus.Message{}, nil), minibus.ErrNotFound, `queue "q"`)
+	_, err = r.PeekMessages(e.ctx, 1, nil)
+	requireSentinel(t, err, minibus.ErrNotFound, `queue "q"`)
+	fresh := e.queue("q", nil)
+	require.Zero(t, fresh.RuntimeProperties().TotalMessageCount)
+}
+
+// A2: each activity of the list restarts the idle time; reading properties
+// and renewing a lock do not.
+func TestA2_QueueActivities(t *testing.T) {
+	type activity struct {
+		name string
+		do   func(e *env, q *minibus.Queue, r *minibus.Receiver, locked *minibus.ReceivedMessage)
+	}
+	activities := []activity{
+		{"send", func(e *env, q *minibus.Queue, _ *minibus.Receiver, _ *minibus.ReceivedMessage) { e.send(q, "x") }},
+		{"schedule", func(e *env, q *minibus.Queue, _ *minibus.Receiver, _ *minibus.ReceivedMessage) {
+			s, err := q.ScheduleMessages(e.ctx, []*minibus.Message{{}}, at(time.Hour), nil)
+			require.NoError(e.t, err)
+			require.NoError(e.t, q.CancelScheduledMessages(e.ctx, s, nil)) // cancel is activity too
+		}},
+		{"receive", func(e *env, _ *minibus.Queue, r *minibus.Receiver, _ *minibus.ReceivedMessage) { e.receive(r, 1) }},
+		{"peek", func(e *env, _ *minibus.Queue, r *minibus.Receiver, _ *minibus.ReceivedMessage) {
+			_, err := r.PeekMessages(e.ctx, 1, nil)
+			require.NoError(e.t, err)
+		}},
+		{"complete", func(e *env, _ *minibus.Queue, r *minibus.Receiver, m *minibus.ReceivedMessage) {
+			require.NoError(e.t, r.CompleteMessage(e.ctx, m, nil))
+		}},
+		{"update", func(e *env, _ *minibus.Queue, _ *minibus.Receiver, _ *minibus.ReceivedMessage) {
+			_, err := e.ns.UpdateQueue("q", minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute, LockDuration: 5 * time.Minute})
+			require.NoError(e.t, err)
+		}},
+	}
+	nonActivities := []activity{
+		{"runtime properties", func(_ *env, q *minibus.Queue, _ *minibus.Receiver, _ *minibus.ReceivedMessage) { q.RuntimeProperties() }},
+		{"renew", func(e *env, _ *minibus.Queue, r *minibus.Receiver, m *minibus.ReceivedMessage) {
+			require.NoError(e.t, r.RenewMessageLock(e.ctx, m, nil))
+		}},
+		{"lookup", func(e *env, _ *minibus.Queue, _ *minibus.Receiver, _ *minibus.ReceivedMessage) {
+			_, err := e.ns.Queue("q")
+			require.NoError(e.t, err)
+		}},
+	}
+	setup := func(t *testing.T) (*env, *minibus.Queue, *minibus.Receiver, *minibus.ReceivedMessage) {
+		e := newEnv(t)
+		q := e.queue("q", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute, LockDuration: 5 * time.Minute})
+		e.send(q, "locked", "free")
+		r := e.receiver(q, nil)
+		locked := e.receive(r, 1)[0]
+		e.mock.Add(4 * time.Minute)
+		return e, q, r, locked
+	}
+	for _, a := range activities {
+		t.Run(a.name, func(t *testing.T) {
+			e, q, r, locked := setup(t)
+			a.do(e, q, r, locked)
+			e.mock.Add(5*time.Minute - 1)
+			require.Equal(t, []string{"q"}, e.ns.Queues())
+			e.mock.Add(1)
+			require.Empty(t, e.ns.Queues())
+		})
+	}
+	for _, a := range nonActivities {
+		t.Run("not "+a.name, func(t *testing.T) {
+			e, q, r, locked := setup(t)
+			a.do(e, q, r, locked)
+			e.mock.Add(time.Minute)
+			require.Empty(t, e.ns.Queues())
+		})
+	}
+}
+
+// A2: a queue with pending scheduled messages is never idle; its idle time
+// counts from the last activation.
+func TestA2_ScheduledMessagesKeepQueueAlive(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
+	_, err := q.ScheduleMessages(e.ctx, []*minibus.Message{{}}, at(time.Hour), nil)
+	require.NoError(t, err)
+	e.mock.Add(time.Hour + 5*time.Minute - 1)
+	require.EqualValues(t, 1, q.RuntimeProperties().ActiveMessageCount)
+	e.mock.Add(1)
+	require.Empty(t, e.ns.Queues())
+}
+
+// A1: AutoDeleteOnIdle is zero (never) or at least 5 minutes; zero keeps a
+// queue forever.
+func TestA1_NeverIdle(t *testing.T) {
+	e := newEnv(t)
+	e.queue("q", nil)
+	e.mock.Add(100 * 24 * time.Hour)
+	require.Equal(t, []string{"q"}, e.ns.Queues())
+	_, err := e.ns.CreateQueue("short", &minibus.QueueProperties{AutoDeleteOnIdle: time.Minute})
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "AutoDeleteOnIdle 1m0s is less than 5m0s")
+}

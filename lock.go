@@ -1,0 +1,212 @@
+package minibus
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// lockLocked locks m in q until now + LockDuration under a fresh token
+// (SEMANTICS L1, L2).
+func (e *entity) lockLocked(q *subQueue, m *store.Message, now int64) {
+	q.setState(m, store.Locked)
+	m.FromDeferral = false
+	m.LockedUntil = addSat(now, e.cfg.lockDuration)
+	m.Token = q.newToken()
+	q.tokens[m.Token] = m
+	e.setDueLocked(m, m.LockedUntil)
+}
+
+// newToken returns a random lock token that is not zero and not held by
+// another message of q.
+func (q *subQueue) newToken() [16]byte {
+	for {
+		var t [16]byte
+		putUint64(t[:8], rand.Uint64())
+		putUint64(t[8:], rand.Uint64())
+		if _, taken := q.tokens[t]; !taken && t != ([16]byte{}) {
+			return t
+		}
+	}
+}
+
+// unlockLocked drops m's lock and its lock deadline.
+func (e *entity) unlockLocked(q *subQueue, m *store.Message) {
+	delete(q.tokens, m.Token)
+	m.Token = [16]byte{}
+	m.LockedUntil = 0
+	e.setDueLocked(m, store.Never)
+}
+
+// lockEndedLocked applies SEMANTICS L6 to m, whose lock ended unsettled at
+// instant at (an abandon, or the lock's expiry): dead-letter it after
+// MaxDeliveryCount deliveries, else return it to Deferred if it was fetched
+// from deferral, else expire it if it is past ExpiresAt, else make it
+// available again at its own position (Q4). In a dead-letter queue only the
+// deferral rule applies (D3).
+func (e *entity) lockEndedLocked(q *subQueue, m *store.Message, at int64) {
+	e.unlockLocked(q, m)
+	main := q.kind == SubQueueNone
+	switch {
+	case main && m.Deliveries >= e.cfg.maxDelivery:
+		e.deadLetterLocked(q, m, reasonMaxDelivery, maxDeliveryDescription(e.cfg.maxDelivery))
+	case m.FromDeferral:
+		m.FromDeferral = false
+		q.setState(m, store.Deferred)
+	case main && at >= m.Expires:
+		e.expireLocked(q, m, at)
+	default:
+		q.setState(m, store.Available)
+		if main && m.Expires != store.Never {
+			e.setDueLocked(m, m.Expires)
+		}
+		q.waiters.wake(1)
+	}
+}
+
+type settleOp uint8
+
+const (
+	opComplete settleOp = iota
+	opAbandon
+	opDeadLetter
+	opDefer
+	opRenew
+)
+
+// CompleteMessage removes a locked message (SEMANTICS L3). It returns
+// ErrLockLost if the lock has expired, the message was already settled or
+// the token is unknown (L4), and ErrInvalidArgument for a nil message, a
+// peeked message, one received in receive-and-delete mode, one received
+// from another entity or sub-queue, or any message on a receive-and-delete
+// receiver (L7). On error nothing changed.
+func (r *Receiver) CompleteMessage(ctx context.Context, msg *ReceivedMessage, opts *CompleteMessageOptions) error {
+	return r.settle(ctx, msg, opComplete, nil, nil)
+}
+
+// AbandonMessage releases a message's lock at once, merging
+// opts.PropertiesToModify into its ApplicationProperties (SEMANTICS L3). The
+// message is then dead-lettered, deferred again, expired or made available
+// as SEMANTICS L6 says. Errors as CompleteMessage.
+func (r *Receiver) AbandonMessage(ctx context.Context, msg *ReceivedMessage, opts *AbandonMessageOptions) error {
+	var props map[string]any
+	if opts != nil {
+		props = opts.PropertiesToModify
+	}
+	return r.settle(ctx, msg, opAbandon, props, nil)
+}
+
+// DeadLetterMessage moves a locked message to the dead-letter queue with
+// opts.Reason and opts.ErrorDescription, merging opts.PropertiesToModify
+// (SEMANTICS L3, D2). A message of a dead-letter queue cannot be
+// dead-lettered again (ErrInvalidArgument, D1). Errors as CompleteMessage.
+func (r *Receiver) DeadLetterMessage(ctx context.Context, msg *ReceivedMessage, opts *DeadLetterOptions) error {
+	var o DeadLetterOptions
+	if opts != nil {
+		o = *opts
+	}
+	return r.settle(ctx, msg, opDeadLetter, o.PropertiesToModify, &store.DeadLetter{Reason: o.Reason, Description: o.ErrorDescription})
+}
+
+// DeferMessage sets a locked message aside in State Deferred, merging
+// opts.PropertiesToModify (SEMANTICS L3): only ReceiveDeferredMessages
+// returns it. Deferring does not count as a failed delivery (L6) and a
+// deferred message does not expire (E7). Errors as CompleteMessage.
+func (r *Receiver) DeferMessage(ctx context.Context, msg *ReceivedMessage, opts *DeferMessageOptions) error {
+	var props map[string]any
+	if opts != nil {
+		props = opts.PropertiesToModify
+	}
+	return r.settle(ctx, msg, opDefer, props, nil)
+}
+
+// RenewMessageLock extends a message's lock to now + LockDuration, in the
+// broker and in msg.LockedUntil (SEMANTICS L5). Errors as CompleteMessage.
+func (r *Receiver) RenewMessageLock(ctx context.Context, msg *ReceivedMessage, opts *RenewMessageLockOptions) error {
+	return r.settle(ctx, msg, opRenew, nil, nil)
+}
+
+// settle finds msg's lock and applies op to the message.
+func (r *Receiver) settle(ctx context.Context, msg *ReceivedMessage, op settleOp, mod map[string]any, dl *store.DeadLetter) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	if err := r.checkSettle(msg, op); err != nil {
+		return err
+	}
+	add, err := copyProps(mod)
+	if err != nil {
+		return errorf(ErrInvalidArgument, "receiver of "+r.describe(), "PropertiesToModify: %v", err)
+	}
+	q, now, err := r.enterReceive(ctx)
+	if err != nil {
+		return err
+	}
+	e := r.e
+	defer e.mu.Unlock()
+	m := q.tokens[msg.LockToken]
+	if m == nil || now >= m.LockedUntil {
+		return errorf(ErrLockLost, q.describe(), "%s", tokenString(msg.LockToken))
+	}
+	if len(add) > 0 {
+		m.Props, _ = mergeProps(m.Props, add)
+		old := m.Size
+		m.Size = messageSize(m)
+		q.bytes += m.Size - old
+	}
+	switch op {
+	case opComplete:
+		e.unlockLocked(q, m)
+		q.remove(m)
+	case opAbandon:
+		e.lockEndedLocked(q, m, now)
+	case opDeadLetter:
+		e.unlockLocked(q, m)
+		e.deadLetterLocked(q, m, dl.Reason, dl.Description)
+	case opDefer:
+		e.unlockLocked(q, m)
+		m.FromDeferral = false
+		q.setState(m, store.Deferred)
+	case opRenew:
+		m.LockedUntil = addSat(now, e.cfg.lockDuration)
+		e.setDueLocked(m, m.LockedUntil)
+		msg.LockedUntil = e.ns.toTime(m.LockedUntil)
+		return nil // a renewal is not activity (SEMANTICS A2)
+	}
+	e.touchLocked(now)
+	return nil
+}
+
+// checkSettle rejects what can never be settled by this receiver.
+func (r *Receiver) checkSettle(msg *ReceivedMessage, op settleOp) error {
+	culprit := "receiver of " + r.describe()
+	if msg == nil {
+		return errorf(ErrInvalidArgument, culprit, "message is nil")
+	}
+	if r.mode == ReceiveModeReceiveAndDelete {
+		return errorf(ErrInvalidArgument, culprit, "a receive-and-delete receiver cannot settle messages")
+	}
+	switch msg.how {
+	case obtainedDeleted:
+		return errorf(ErrInvalidArgument, culprit, "message %d was received in receive-and-delete mode and has no lock", msg.SequenceNumber)
+	case obtainedPeeked:
+		return errorf(ErrInvalidArgument, culprit, "message %d was peeked and has no lock", msg.SequenceNumber)
+	}
+	if msg.origin != nil && msg.origin.e != r.e {
+		return errorf(ErrInvalidArgument, culprit, "message %d was received from %s", msg.SequenceNumber, msg.origin.e.describe())
+	}
+	if msg.origin != nil && msg.origin.kind != r.sq {
+		return errorf(ErrInvalidArgument, culprit, "message %d was received from sub-queue %v, not %v", msg.SequenceNumber, msg.origin.kind, r.sq)
+	}
+	if msg.LockToken == ([16]byte{}) {
+		return errorf(ErrInvalidArgument, culprit, "message %d has no lock token", msg.SequenceNumber)
+	}
+	if op == opDeadLetter && r.sq != SubQueueNone {
+		return errorf(ErrInvalidArgument, culprit, "a message of a dead-letter queue cannot be dead-lettered")
+	}
+	return nil
+}
+
+func durationOf(ns int64) time.Duration { return time.Duration(ns) }

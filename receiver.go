@@ -1,0 +1,426 @@
+package minibus
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// Receiver receives, peeks and settles the messages of one queue or
+// subscription, or of its dead-letter or transfer dead-letter queue. Get one
+// from NewReceiver. A Receiver is safe for concurrent use; any receiver of
+// the same entity and sub-queue can settle a message by its lock token
+// (SEMANTICS L10).
+type Receiver struct {
+	e    *entity
+	sq   SubQueue
+	mode ReceiveMode
+
+	closed    atomic.Bool
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
+
+	// spare is a waiter kept for the next blocking receive.
+	spare atomic.Pointer[waiter]
+
+	// cursor is where the next PeekMessages without FromSequenceNumber
+	// starts (SEMANTICS L12). Guarded by e.mu.
+	cursor store.Key
+}
+
+// newReceiver checks opts and that e can be received from.
+func (e *entity) newReceiver(opts *ReceiverOptions) (*Receiver, error) {
+	var o ReceiverOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.ReceiveMode != ReceiveModePeekLock && o.ReceiveMode != ReceiveModeReceiveAndDelete {
+		return nil, errorf(ErrInvalidArgument, e.describe(), "ReceiveMode %v is not a receive mode", o.ReceiveMode)
+	}
+	if o.SubQueue < SubQueueNone || o.SubQueue > SubQueueTransfer {
+		return nil, errorf(ErrInvalidArgument, e.describe(), "SubQueue %v is not a sub-queue", o.SubQueue)
+	}
+	if e.kind == kindTopic {
+		return nil, errorf(ErrInvalidArgument, e.describe(), "a topic has no receiver: receive from a subscription")
+	}
+	now, err := e.begin(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	if err := e.enter(now); err != nil {
+		return nil, err
+	}
+	e.mu.Unlock()
+	return &Receiver{e: e, sq: o.SubQueue, mode: o.ReceiveMode, done: make(chan struct{})}, nil
+}
+
+// describe names what the receiver reads, for error texts.
+func (r *Receiver) describe() string {
+	r.e.mu.Lock()
+	defer r.e.mu.Unlock()
+	return r.e.sub[r.sq].describe()
+}
+
+func (r *Receiver) check() error {
+	if r == nil || r.e == nil {
+		return errorf(ErrInvalidArgument, "receiver", "nil *Receiver")
+	}
+	if r.closed.Load() {
+		return errorf(ErrClosed, "receiver of "+r.describe(), "")
+	}
+	return nil
+}
+
+// enterReceive starts a receive-side call: ctx, namespace and receiver
+// checks, catch-up, the entity's lock and its status (SEMANTICS V5). On
+// success e.mu is held and the sub-queue is returned.
+func (r *Receiver) enterReceive(ctx context.Context) (*subQueue, int64, error) {
+	if err := r.check(); err != nil {
+		return nil, 0, err
+	}
+	e := r.e
+	now, err := e.begin(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := e.enter(now); err != nil {
+		return nil, 0, err
+	}
+	q := e.sub[r.sq]
+	if r.closed.Load() {
+		e.mu.Unlock()
+		return nil, 0, errorf(ErrClosed, "receiver of "+q.describe(), "")
+	}
+	if !e.cfg.status.canReceive() {
+		e.mu.Unlock()
+		return nil, 0, errorf(ErrEntityDisabled, e.describe(), "status %v refuses receives", e.cfg.status)
+	}
+	return q, now, nil
+}
+
+// ReceiveMessages waits until at least one message is available, then
+// returns at once with up to maxMessages of them, in sequence order
+// (SEMANTICS L8). In peek-lock mode each is locked for LockDuration (L1); in
+// receive-and-delete mode each is removed (L7). If ctx ends first it returns
+// nil and ctx.Err(), having taken nothing. It returns ErrClosed if the
+// receiver or namespace is closed while it waits, ErrNotFound if the entity
+// is deleted, and ErrEntityDisabled if its status refuses receives.
+// maxMessages < 1 is ErrInvalidArgument.
+func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *ReceiveMessagesOptions) ([]*ReceivedMessage, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if maxMessages < 1 {
+		return nil, errorf(ErrInvalidArgument, "receiver of "+r.describe(), "maxMessages %d is less than 1", maxMessages)
+	}
+	e := r.e
+	for {
+		q, now, err := r.enterReceive(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if q.stream.Available() > 0 {
+			out := e.takeLocked(q, maxMessages, r.mode, now)
+			e.touchLocked(now)
+			e.accessed = now
+			e.mu.Unlock()
+			finishCopies(out)
+			return out, nil
+		}
+		w := r.waiter()
+		q.waiters.add(w)
+		e.mu.Unlock()
+		woken, err := e.ns.wait(ctx, w, r.done)
+		if !woken {
+			e.mu.Lock()
+			if !q.waiters.remove(w) {
+				// Woken meanwhile: take the wake-up and pass it on.
+				<-w.ch
+				q.waiters.wake(1)
+			}
+			e.mu.Unlock()
+		}
+		r.spare.Store(w)
+		if err != nil {
+			if err == errReceiverClosed {
+				err = errorf(ErrClosed, "receiver of "+r.describe(), "")
+			}
+			return nil, err
+		}
+	}
+}
+
+// waiter returns the receiver's spare waiter, or a new one when another call
+// of this receiver is blocked with it.
+func (r *Receiver) waiter() *waiter {
+	if w := r.spare.Swap(nil); w != nil {
+		return w
+	}
+	return newWaiter()
+}
+
+var errReceiverClosed = errorf(ErrClosed, "receiver", "")
+
+// wait blocks until w is woken, something in the namespace is due (the
+// caller then catches up), ctx ends, done is closed or the namespace closes.
+// woken reports that the waiter was taken off its list by a wake-up; when
+// false, the caller must take it off. err is nil when the caller should look
+// again.
+func (ns *Namespace) wait(ctx context.Context, w *waiter, done <-chan struct{}) (woken bool, err error) {
+	s := &ns.sched
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
+	if next := s.next.Load(); next != store.Never {
+		if next <= nanos(ns.clock.Now()) || (s.armedAt.Load() != next && ns.arm()) {
+			return false, nil
+		}
+	}
+	select {
+	case <-w.ch:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-done:
+		return false, errReceiverClosed
+	case <-ns.done:
+		return false, errClosed
+	}
+}
+
+// takeLocked takes up to max available messages from q, in sequence order:
+// locked in peek-lock mode (SEMANTICS L1), removed in receive-and-delete mode
+// (L7). Body and property copies are left to finishCopies, outside the lock.
+func (e *entity) takeLocked(q *subQueue, max int, mode ReceiveMode, now int64) []*ReceivedMessage {
+	n := min(max, q.stream.Available())
+	backing := make([]ReceivedMessage, n)
+	out := make([]*ReceivedMessage, n)
+	for i := range n {
+		m := q.stream.First()
+		m.Deliveries++
+		rm := &backing[i]
+		if mode == ReceiveModePeekLock {
+			e.lockLocked(q, m, now)
+			rm.origin = q
+			rm.how = obtainedLocked
+		} else {
+			e.setDueLocked(m, store.Never)
+			q.remove(m)
+			rm.how = obtainedDeleted
+		}
+		e.fillLocked(rm, m, MessageStateActive)
+		out[i] = rm
+	}
+	return out
+}
+
+// fillLocked sets rm from m, sharing Body and ApplicationProperties with the
+// store: finishCopies copies them after the lock is released. That is safe
+// because a stored body or property map is never changed, only replaced.
+func (e *entity) fillLocked(rm *ReceivedMessage, m *store.Message, state MessageState) {
+	ns := e.ns
+	rm.Message = Message{
+		MessageID:             m.MessageID,
+		Body:                  m.Body,
+		SessionID:             m.SessionID,
+		TimeToLive:            durationOf(m.TTL),
+		ApplicationProperties: m.Props,
+	}
+	if m.Scheduled != store.Unset {
+		rm.ScheduledEnqueueTime = ns.toTime(m.Scheduled)
+	}
+	if h := m.Headers; h != nil {
+		rm.ContentType = h.ContentType
+		rm.CorrelationID = h.CorrelationID
+		rm.Subject = h.Subject
+		rm.To = h.To
+		rm.ReplyTo = h.ReplyTo
+		rm.ReplyToSessionID = h.ReplyToSessionID
+		rm.PartitionKey = h.PartitionKey
+	}
+	rm.SequenceNumber = m.Key.Seq
+	rm.EnqueuedSequenceNumber = m.EnqueuedSeq
+	rm.EnqueuedTime = ns.toTime(m.Enqueued)
+	rm.ExpiresAt = ns.toTime(m.Expires)
+	rm.DeliveryCount = m.Deliveries
+	rm.State = state
+	if rm.how == obtainedLocked {
+		rm.LockedUntil = ns.toTime(m.LockedUntil)
+		rm.LockToken = m.Token
+	}
+	if dl := m.DL; dl != nil {
+		rm.DeadLetterReason = dl.Reason
+		rm.DeadLetterErrorDescription = dl.Description
+		rm.DeadLetterSource = dl.Source
+	}
+}
+
+// finishCopies gives each message its own body and properties (SEMANTICS
+// V4).
+func finishCopies(out []*ReceivedMessage) {
+	for _, rm := range out {
+		rm.Body = bytes.Clone(rm.Body)
+		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
+	}
+}
+
+// PeekMessages returns up to maxMessages messages in sequence order without
+// locking or changing anything (SEMANTICS L12): available, locked, deferred
+// and (queues) scheduled messages, never expired ones (E3). It starts at
+// opts.FromSequenceNumber, or, when that is 0, after the last message this
+// receiver peeked without it. Peeked messages have no lock token. An empty
+// result is an empty slice. maxMessages < 1 or a negative
+// FromSequenceNumber is ErrInvalidArgument.
+func (r *Receiver) PeekMessages(ctx context.Context, maxMessages int, opts *PeekMessagesOptions) ([]*ReceivedMessage, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	var from int64
+	if opts != nil {
+		from = opts.FromSequenceNumber
+	}
+	if maxMessages < 1 {
+		return nil, errorf(ErrInvalidArgument, "receiver of "+r.describe(), "maxMessages %d is less than 1", maxMessages)
+	}
+	if from < 0 {
+		return nil, errorf(ErrInvalidArgument, "receiver of "+r.describe(), "FromSequenceNumber %d is negative", from)
+	}
+	q, now, err := r.enterReceive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := r.e
+	start := store.Key{Seq: from}
+	if from == 0 {
+		start = r.cursor
+	}
+	out := make([]*ReceivedMessage, 0, min(maxMessages, 64))
+	var last store.Key
+	q.stream.Ascend(start, func(m *store.Message) bool {
+		rm := &ReceivedMessage{how: obtainedPeeked}
+		e.fillLocked(rm, m, peekState(m.State))
+		out = append(out, rm)
+		last = m.Key
+		return len(out) < maxMessages
+	})
+	if from == 0 && len(out) > 0 {
+		r.cursor = nextKey(last)
+	}
+	e.touchLocked(now)
+	e.mu.Unlock()
+	finishCopies(out)
+	return out, nil
+}
+
+func peekState(s store.State) MessageState {
+	switch s {
+	case store.Deferred:
+		return MessageStateDeferred
+	case store.Scheduled:
+		return MessageStateScheduled
+	}
+	return MessageStateActive
+}
+
+// nextKey is the smallest key after k.
+func nextKey(k store.Key) store.Key {
+	if k.Copy == ^uint32(0) {
+		return store.Key{Seq: k.Seq + 1}
+	}
+	return store.Key{Seq: k.Seq, Copy: k.Copy + 1}
+}
+
+// ReceiveDeferredMessages fetches the deferred messages with the given
+// sequence numbers, in the order given (SEMANTICS L9): locked in peek-lock
+// mode, removed in receive-and-delete mode. Each fetch is a delivery. If any
+// number is not a deferred message of this sub-queue, or is locked right
+// now, it returns ErrMessageNotFound and fetches nothing. An empty slice, a
+// number < 1 or a number given twice is ErrInvalidArgument.
+func (r *Receiver) ReceiveDeferredMessages(ctx context.Context, seqs []int64, opts *ReceiveDeferredMessagesOptions) ([]*ReceivedMessage, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if err := checkSeqs(seqs, "receiver of "+r.describe()); err != nil {
+		return nil, err
+	}
+	q, now, err := r.enterReceive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := r.e
+	var found []*store.Message
+	for _, seq := range seqs {
+		n := len(found)
+		q.stream.Ascend(store.Key{Seq: seq}, func(m *store.Message) bool {
+			if m.Key.Seq != seq {
+				return false
+			}
+			if m.State == store.Deferred {
+				found = append(found, m)
+			}
+			return true
+		})
+		if len(found) == n {
+			e.mu.Unlock()
+			return nil, errorf(ErrMessageNotFound, q.describe(), "sequence number %d is not a deferred message", seq)
+		}
+	}
+	backing := make([]ReceivedMessage, len(found))
+	out := make([]*ReceivedMessage, len(found))
+	for i, m := range found {
+		m.Deliveries++
+		rm := &backing[i]
+		if r.mode == ReceiveModePeekLock {
+			e.lockLocked(q, m, now)
+			m.FromDeferral = true
+			rm.origin = q
+			rm.how = obtainedLocked
+		} else {
+			q.remove(m)
+			rm.how = obtainedDeleted
+		}
+		e.fillLocked(rm, m, MessageStateDeferred)
+		out[i] = rm
+	}
+	e.touchLocked(now)
+	e.accessed = now
+	e.mu.Unlock()
+	finishCopies(out)
+	return out, nil
+}
+
+// checkSeqs checks a list of sequence numbers: not empty, each >= 1, none
+// twice.
+func checkSeqs(seqs []int64, culprit string) error {
+	if len(seqs) == 0 {
+		return errorf(ErrInvalidArgument, culprit, "no sequence numbers")
+	}
+	seen := make(map[int64]struct{}, len(seqs))
+	for _, s := range seqs {
+		if s < 1 {
+			return errorf(ErrInvalidArgument, culprit, "sequence number %d is less than 1", s)
+		}
+		if _, dup := seen[s]; dup {
+			return errorf(ErrInvalidArgument, culprit, "sequence number %d is given twice", s)
+		}
+		seen[s] = struct{}{}
+	}
+	return nil
+}
+
+// Close closes the receiver: its blocked calls return ErrClosed, and so do
+// later calls. Its locks are kept and expire normally (SEMANTICS L11); other
+// receivers of the entity can still settle them. Close is idempotent and
+// returns nil; ctx is not used.
+func (r *Receiver) Close(ctx context.Context) error {
+	if r == nil || r.e == nil {
+		return nil
+	}
+	r.closeOnce.Do(func() {
+		r.closed.Store(true)
+		close(r.done)
+	})
+	return nil
+}
