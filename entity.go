@@ -343,14 +343,18 @@ func newSubQueue(e *entity, kind SubQueue) *subQueue {
 }
 
 // describe names the sub-queue for error texts: queue "orders/$DeadLetterQueue".
-func (q *subQueue) describe() string {
-	switch q.kind {
+func (q *subQueue) describe() string { return q.e.describeSub(q.kind) }
+
+// describeSub names one of e's sub-queues. It reads only what never changes,
+// so it needs no lock.
+func (e *entity) describeSub(k SubQueue) string {
+	switch k {
 	case SubQueueDeadLetter:
-		return q.e.kind.String() + " " + strconv.Quote(q.e.path()+"/$DeadLetterQueue")
+		return e.kind.String() + " " + strconv.Quote(e.path()+"/$DeadLetterQueue")
 	case SubQueueTransfer:
-		return q.e.kind.String() + " " + strconv.Quote(q.e.path()+"/$Transfer/$DeadLetterQueue")
+		return e.kind.String() + " " + strconv.Quote(e.path()+"/$Transfer/$DeadLetterQueue")
 	}
-	return q.e.describe()
+	return e.describe()
 }
 
 func (q *subQueue) add(m *store.Message) {

@@ -138,7 +138,7 @@ func (r *Receiver) settle(ctx context.Context, msg *ReceivedMessage, op settleOp
 	}
 	add, err := copyProps(mod)
 	if err != nil {
-		return errorf(ErrInvalidArgument, "receiver of "+r.describe(), "PropertiesToModify: %v", err)
+		return errorf(ErrInvalidArgument, r.describe(), "PropertiesToModify: %v", err)
 	}
 	q, now, err := r.enterReceive(ctx)
 	if err != nil {
@@ -181,30 +181,26 @@ func (r *Receiver) settle(ctx context.Context, msg *ReceivedMessage, op settleOp
 
 // checkSettle rejects what can never be settled by this receiver.
 func (r *Receiver) checkSettle(msg *ReceivedMessage, op settleOp) error {
-	culprit := "receiver of " + r.describe()
-	if msg == nil {
-		return errorf(ErrInvalidArgument, culprit, "message is nil")
+	bad := func(format string, args ...any) error {
+		return errorf(ErrInvalidArgument, r.describe(), format, args...)
 	}
-	if r.mode == ReceiveModeReceiveAndDelete {
-		return errorf(ErrInvalidArgument, culprit, "a receive-and-delete receiver cannot settle messages")
-	}
-	switch msg.how {
-	case obtainedDeleted:
-		return errorf(ErrInvalidArgument, culprit, "message %d was received in receive-and-delete mode and has no lock", msg.SequenceNumber)
-	case obtainedPeeked:
-		return errorf(ErrInvalidArgument, culprit, "message %d was peeked and has no lock", msg.SequenceNumber)
-	}
-	if msg.origin != nil && msg.origin.e != r.e {
-		return errorf(ErrInvalidArgument, culprit, "message %d was received from %s", msg.SequenceNumber, msg.origin.e.describe())
-	}
-	if msg.origin != nil && msg.origin.kind != r.sq {
-		return errorf(ErrInvalidArgument, culprit, "message %d was received from sub-queue %v, not %v", msg.SequenceNumber, msg.origin.kind, r.sq)
-	}
-	if msg.LockToken == ([16]byte{}) {
-		return errorf(ErrInvalidArgument, culprit, "message %d has no lock token", msg.SequenceNumber)
-	}
-	if op == opDeadLetter && r.sq != SubQueueNone {
-		return errorf(ErrInvalidArgument, culprit, "a message of a dead-letter queue cannot be dead-lettered")
+	switch {
+	case msg == nil:
+		return bad("message is nil")
+	case r.mode == ReceiveModeReceiveAndDelete:
+		return bad("a receive-and-delete receiver cannot settle messages")
+	case msg.how == obtainedDeleted:
+		return bad("message %d was received in receive-and-delete mode and has no lock", msg.SequenceNumber)
+	case msg.how == obtainedPeeked:
+		return bad("message %d was peeked and has no lock", msg.SequenceNumber)
+	case msg.origin != nil && msg.origin.e != r.e:
+		return bad("message %d was received from %s", msg.SequenceNumber, msg.origin.e.describe())
+	case msg.origin != nil && msg.origin.kind != r.sq:
+		return bad("message %d was received from %s", msg.SequenceNumber, msg.origin.describe())
+	case msg.LockToken == [16]byte{}:
+		return bad("message %d has no lock token", msg.SequenceNumber)
+	case op == opDeadLetter && r.sq != SubQueueNone:
+		return bad("a message of a dead-letter queue cannot be dead-lettered")
 	}
 	return nil
 }

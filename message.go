@@ -140,25 +140,13 @@ const (
 // newRecord validates msg and returns the broker's own copy of it
 // (SEMANTICS V4). i is the message's index in the caller's batch, for errors.
 // It does not check sizes against an entity: that needs the entity's lock.
-func newRecord(msg *Message, i int, culprit string) (*store.Message, error) {
-	if msg == nil {
-		return nil, errorf(ErrInvalidArgument, culprit, "message %d is nil", i)
-	}
-	if len(msg.MessageID) > maxIDLength {
-		return nil, errorf(ErrInvalidArgument, culprit, "message %d: MessageID is %d characters, more than %d", i, len(msg.MessageID), maxIDLength)
-	}
-	if len(msg.SessionID) > maxIDLength {
-		return nil, errorf(ErrInvalidArgument, culprit, "message %d: SessionID is %d characters, more than %d", i, len(msg.SessionID), maxIDLength)
-	}
-	if len(msg.PartitionKey) > maxIDLength {
-		return nil, errorf(ErrInvalidArgument, culprit, "message %d: PartitionKey is %d characters, more than %d", i, len(msg.PartitionKey), maxIDLength)
-	}
-	if msg.TimeToLive < 0 {
-		return nil, errorf(ErrInvalidArgument, culprit, "message %d: TimeToLive %v is negative", i, msg.TimeToLive)
+func newRecord(e *entity, msg *Message, i int) (*store.Message, error) {
+	if err := checkMessage(msg, i); err != nil {
+		return nil, errorf(ErrInvalidArgument, e.describe(), "%v", err)
 	}
 	props, err := copyProps(msg.ApplicationProperties)
 	if err != nil {
-		return nil, errorf(ErrInvalidArgument, culprit, "message %d: %v", i, err)
+		return nil, errorf(ErrInvalidArgument, e.describe(), "message %d: %v", i, err)
 	}
 	m := &store.Message{
 		MessageID: msg.MessageID,
@@ -190,6 +178,23 @@ func newRecord(msg *Message, i int, culprit string) (*store.Message, error) {
 	}
 	m.Size = messageSize(m)
 	return m, nil
+}
+
+// checkMessage checks the fields of a message that need no entity.
+func checkMessage(msg *Message, i int) error {
+	switch {
+	case msg == nil:
+		return fmt.Errorf("message %d is nil", i)
+	case len(msg.MessageID) > maxIDLength:
+		return fmt.Errorf("message %d: MessageID is %d characters, more than %d", i, len(msg.MessageID), maxIDLength)
+	case len(msg.SessionID) > maxIDLength:
+		return fmt.Errorf("message %d: SessionID is %d characters, more than %d", i, len(msg.SessionID), maxIDLength)
+	case len(msg.PartitionKey) > maxIDLength:
+		return fmt.Errorf("message %d: PartitionKey is %d characters, more than %d", i, len(msg.PartitionKey), maxIDLength)
+	case msg.TimeToLive < 0:
+		return fmt.Errorf("message %d: TimeToLive %v is negative", i, msg.TimeToLive)
+	}
+	return nil
 }
 
 // newMessageID returns a random 32-character hex id (SEMANTICS DD2).
@@ -303,43 +308,6 @@ func (e *propertyError) Error() string {
 
 func typeName(v any) string {
 	return fmt.Sprintf("%T", v)
-}
-
-// received builds the caller's copy of m (SEMANTICS V4).
-func (ns *Namespace) received(m *store.Message, state MessageState) ReceivedMessage {
-	rm := ReceivedMessage{
-		Message: Message{
-			MessageID:             m.MessageID,
-			Body:                  bytes.Clone(m.Body),
-			SessionID:             m.SessionID,
-			TimeToLive:            time.Duration(m.TTL),
-			ApplicationProperties: cloneProps(m.Props),
-		},
-		SequenceNumber:         m.Key.Seq,
-		EnqueuedSequenceNumber: m.EnqueuedSeq,
-		EnqueuedTime:           ns.toTime(m.Enqueued),
-		ExpiresAt:              ns.toTime(m.Expires),
-		DeliveryCount:          m.Deliveries,
-		State:                  state,
-	}
-	if m.Scheduled != store.Unset {
-		rm.ScheduledEnqueueTime = ns.toTime(m.Scheduled)
-	}
-	if h := m.Headers; h != nil {
-		rm.ContentType = h.ContentType
-		rm.CorrelationID = h.CorrelationID
-		rm.Subject = h.Subject
-		rm.To = h.To
-		rm.ReplyTo = h.ReplyTo
-		rm.ReplyToSessionID = h.ReplyToSessionID
-		rm.PartitionKey = h.PartitionKey
-	}
-	if dl := m.DL; dl != nil {
-		rm.DeadLetterReason = dl.Reason
-		rm.DeadLetterErrorDescription = dl.Description
-		rm.DeadLetterSource = dl.Source
-	}
-	return rm
 }
 
 // cloneProps copies a stored property map for a caller; []byte values are

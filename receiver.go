@@ -58,18 +58,14 @@ func (e *entity) newReceiver(opts *ReceiverOptions) (*Receiver, error) {
 }
 
 // describe names what the receiver reads, for error texts.
-func (r *Receiver) describe() string {
-	r.e.mu.Lock()
-	defer r.e.mu.Unlock()
-	return r.e.sub[r.sq].describe()
-}
+func (r *Receiver) describe() string { return "receiver of " + r.e.describeSub(r.sq) }
 
 func (r *Receiver) check() error {
 	if r == nil || r.e == nil {
 		return errorf(ErrInvalidArgument, "receiver", "nil *Receiver")
 	}
 	if r.closed.Load() {
-		return errorf(ErrClosed, "receiver of "+r.describe(), "")
+		return errorf(ErrClosed, r.describe(), "")
 	}
 	return nil
 }
@@ -92,7 +88,7 @@ func (r *Receiver) enterReceive(ctx context.Context) (*subQueue, int64, error) {
 	q := e.sub[r.sq]
 	if r.closed.Load() {
 		e.mu.Unlock()
-		return nil, 0, errorf(ErrClosed, "receiver of "+q.describe(), "")
+		return nil, 0, errorf(ErrClosed, r.describe(), "")
 	}
 	if !e.cfg.status.canReceive() {
 		e.mu.Unlock()
@@ -114,7 +110,7 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 		return nil, err
 	}
 	if maxMessages < 1 {
-		return nil, errorf(ErrInvalidArgument, "receiver of "+r.describe(), "maxMessages %d is less than 1", maxMessages)
+		return nil, errorf(ErrInvalidArgument, r.describe(), "maxMessages %d is less than 1", maxMessages)
 	}
 	e := r.e
 	for {
@@ -146,7 +142,7 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 		r.spare.Store(w)
 		if err != nil {
 			if err == errReceiverClosed {
-				err = errorf(ErrClosed, "receiver of "+r.describe(), "")
+				err = errorf(ErrClosed, r.describe(), "")
 			}
 			return nil, err
 		}
@@ -282,10 +278,10 @@ func (r *Receiver) PeekMessages(ctx context.Context, maxMessages int, opts *Peek
 		from = opts.FromSequenceNumber
 	}
 	if maxMessages < 1 {
-		return nil, errorf(ErrInvalidArgument, "receiver of "+r.describe(), "maxMessages %d is less than 1", maxMessages)
+		return nil, errorf(ErrInvalidArgument, r.describe(), "maxMessages %d is less than 1", maxMessages)
 	}
 	if from < 0 {
-		return nil, errorf(ErrInvalidArgument, "receiver of "+r.describe(), "FromSequenceNumber %d is negative", from)
+		return nil, errorf(ErrInvalidArgument, r.describe(), "FromSequenceNumber %d is negative", from)
 	}
 	q, now, err := r.enterReceive(ctx)
 	if err != nil {
@@ -342,7 +338,7 @@ func (r *Receiver) ReceiveDeferredMessages(ctx context.Context, seqs []int64, op
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	if err := checkSeqs(seqs, "receiver of "+r.describe()); err != nil {
+	if err := checkSeqs(seqs, r.describe()); err != nil {
 		return nil, err
 	}
 	q, now, err := r.enterReceive(ctx)

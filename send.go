@@ -20,7 +20,7 @@ func (e *entity) send(ctx context.Context, msgs []*Message, at int64, wantSeqs b
 		recs = make([]*store.Message, len(msgs))
 	}
 	for i, msg := range msgs {
-		m, err := newRecord(msg, i, e.describe())
+		m, err := newRecord(e, msg, i)
 		if err != nil {
 			return nil, err
 		}
