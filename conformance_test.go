@@ -40,6 +40,9 @@ type fixture struct {
 	prior uint32
 	// isDLQ: MaxDeliveryCount and expiry do not apply (SEMANTICS D3).
 	isDLQ bool
+	// name and otherName are how errors name the sub-queue under test and
+	// the other entity's; defaults are the queue kinds'.
+	name, otherName string
 }
 
 type kind struct {
@@ -98,14 +101,87 @@ func queueDLQKind(t *testing.T, s settings) *fixture {
 	}
 }
 
+// subscriptionKind reads a subscription of a topic that has a second,
+// filtered subscription too.
+func subscriptionKind(t *testing.T, s settings) *fixture {
+	e := newEnv(t)
+	top := e.topic("t", nil)
+	sub := e.subscription(top, "s", &minibus.SubscriptionProperties{LockDuration: s.lockDuration, MaxDeliveryCount: s.maxDelivery})
+	e.subscription(top, "none", &minibus.SubscriptionProperties{DefaultRule: &minibus.RuleProperties{Filter: minibus.FalseFilter{}}})
+	otherTopic := e.topic("other", nil)
+	other := e.subscription(otherTopic, "s", nil)
+	e.send(otherTopic, "other")
+	return &fixture{
+		env: e,
+		put: func(bodies ...string) { e.send(top, bodies...) },
+		receiver: func(mode minibus.ReceiveMode) *minibus.Receiver {
+			return e.receiver(sub, &minibus.ReceiverOptions{ReceiveMode: mode})
+		},
+		otherReceiver: func() *minibus.Receiver { return e.receiver(other, nil) },
+		active:        func() int64 { return sub.RuntimeProperties().ActiveMessageCount },
+		deadLettered:  func() int64 { return sub.RuntimeProperties().DeadLetterMessageCount },
+		deadLetterReceiver: func() *minibus.Receiver {
+			return e.receiver(sub, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueDeadLetter})
+		},
+		otherName: `subscription "other/Subscriptions/s"`,
+		name:      `subscription "t/Subscriptions/s"`,
+	}
+}
+
+// subscriptionDLQKind reads a subscription's dead-letter queue.
+func subscriptionDLQKind(t *testing.T, s settings) *fixture {
+	e := newEnv(t)
+	top := e.topic("t", nil)
+	sub := e.subscription(top, "s", &minibus.SubscriptionProperties{LockDuration: s.lockDuration, MaxDeliveryCount: s.maxDelivery})
+	otherTopic := e.topic("other", nil)
+	other := e.subscription(otherTopic, "s", nil)
+	main := e.receiver(sub, nil)
+	otherMain := e.receiver(other, nil)
+	e.send(otherTopic, "other")
+	require.NoError(t, otherMain.DeadLetterMessage(e.ctx, e.receive(otherMain, 1)[0], nil))
+	return &fixture{
+		env: e,
+		put: func(bodies ...string) {
+			e.send(top, bodies...)
+			for _, m := range e.receive(main, len(bodies)) {
+				require.NoError(t, main.DeadLetterMessage(e.ctx, m, &minibus.DeadLetterOptions{Reason: "test"}))
+			}
+		},
+		receiver: func(mode minibus.ReceiveMode) *minibus.Receiver {
+			return e.receiver(sub, &minibus.ReceiverOptions{ReceiveMode: mode, SubQueue: minibus.SubQueueDeadLetter})
+		},
+		otherReceiver: func() *minibus.Receiver {
+			return e.receiver(other, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueDeadLetter})
+		},
+		active:       func() int64 { return sub.RuntimeProperties().DeadLetterMessageCount },
+		deadLettered: func() int64 { return 0 },
+		prior:        1,
+		isDLQ:        true,
+		otherName:    `subscription "other/Subscriptions/s"`,
+		name:         `subscription "t/Subscriptions/s/$DeadLetterQueue"`,
+	}
+}
+
 var kinds = []kind{
 	{"queue", queueKind},
 	{"queue-deadletter", queueDLQKind},
+	{"subscription", subscriptionKind},
+	{"subscription-deadletter", subscriptionDLQKind},
 }
 
 func forEachKind(t *testing.T, s settings, test func(t *testing.T, f *fixture)) {
 	for _, k := range kinds {
-		t.Run(k.name, func(t *testing.T) { test(t, k.build(t, s)) })
+		t.Run(k.name, func(t *testing.T) {
+			f := k.build(t, s)
+			if f.otherName == "" {
+				f.otherName = `queue "other"`
+				f.name = `queue "q"`
+				if f.isDLQ {
+					f.name = `queue "q/$DeadLetterQueue"`
+				}
+			}
+			test(t, f)
+		})
 	}
 }
 
@@ -548,7 +624,7 @@ func TestSettleBadInput(t *testing.T) {
 		requireSentinel(t, r.CompleteMessage(f.ctx, nil, nil), minibus.ErrInvalidArgument, "nil")
 		m := f.receive(r, 1)[0]
 		other := f.otherReceiver()
-		requireSentinel(t, other.CompleteMessage(f.ctx, m, nil), minibus.ErrInvalidArgument, `was received from queue "q"`)
+		requireSentinel(t, other.CompleteMessage(f.ctx, m, nil), minibus.ErrInvalidArgument, "was received from "+f.name)
 		requireSentinel(t, r.CompleteMessage(f.ctx, &minibus.ReceivedMessage{}, nil), minibus.ErrInvalidArgument, "no lock token")
 		requireSentinel(t, r.AbandonMessage(f.ctx, m, &minibus.AbandonMessageOptions{
 			PropertiesToModify: map[string]any{"ch": make(chan int)},

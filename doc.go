@@ -1,5 +1,6 @@
 // Package minibus is an embeddable, in-process message broker with the
-// semantics of Azure Service Bus: queues with peek-lock and
+// semantics of Azure Service Bus: queues, topics and subscriptions with SQL
+// and correlation filters and rule actions, peek-lock and
 // receive-and-delete receivers, lock expiry and renewal, MaxDeliveryCount,
 // dead-letter queues, deferral, time to live, scheduled messages and
 // auto-delete-on-idle, all driven by an injectable clock so that tests can
@@ -10,7 +11,8 @@
 //
 // # Basics
 //
-// A [Namespace] holds queues. Create one, send, receive and settle:
+// A [Namespace] holds queues and topics. Create one, send, receive and
+// settle:
 //
 //	ns := minibus.NewNamespace()
 //	defer ns.Close()
@@ -33,6 +35,15 @@
 // ends unsettled counts as a failed delivery; after MaxDeliveryCount of
 // them the broker dead-letters the message with reason
 // MaxDeliveryCountExceeded.
+//
+// # Topics and subscriptions
+//
+// A [Topic] copies each message sent to it to every [Subscription] with a
+// matching rule ([TrueFilter], [FalseFilter], [CorrelationFilter],
+// [SQLFilter], optionally with an [SQLAction] that changes that
+// subscription's copy). A subscription receives like a queue: NewReceiver,
+// settlement, dead-letter queue and all. Scheduled messages wait in the
+// topic and are copied at their time.
 //
 // # Time and clocks
 //

@@ -77,8 +77,11 @@ type entity struct {
 	// indexed by SubQueue. A topic uses only the main one, for its scheduled
 	// messages.
 	sub [3]*subQueue
-	// subs are a topic's subscriptions by lower-case name.
-	subs map[string]*entity
+	// subs are a topic's subscriptions, sorted by lower-case name. Deleted
+	// ones linger until the topic next locks them (pruneSubsLocked).
+	subs []*entity
+	// rules are a subscription's rules, sorted by name.
+	rules []*rule
 }
 
 // cfg is an entity's settings in the broker's units, defaults filled in.

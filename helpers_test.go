@@ -43,6 +43,22 @@ func (e *env) queue(name string, p *minibus.QueueProperties) *minibus.Queue {
 	return q
 }
 
+// topic creates a topic, failing the test on error.
+func (e *env) topic(name string, p *minibus.TopicProperties) *minibus.Topic {
+	e.t.Helper()
+	t, err := e.ns.CreateTopic(name, p)
+	require.NoError(e.t, err)
+	return t
+}
+
+// subscription creates a subscription, failing the test on error.
+func (e *env) subscription(t *minibus.Topic, name string, p *minibus.SubscriptionProperties) *minibus.Subscription {
+	e.t.Helper()
+	s, err := t.CreateSubscription(name, p)
+	require.NoError(e.t, err)
+	return s
+}
+
 // receiver makes a receiver closed at the end of the test.
 func (e *env) receiver(q interface {
 	NewReceiver(*minibus.ReceiverOptions) (*minibus.Receiver, error)

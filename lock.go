@@ -194,7 +194,7 @@ func (r *Receiver) checkSettle(msg *ReceivedMessage, op settleOp) error {
 	case msg.how == obtainedPeeked:
 		return bad("message %d was peeked and has no lock", msg.SequenceNumber)
 	case msg.origin != nil && msg.origin.e != r.e:
-		return bad("message %d was received from %s", msg.SequenceNumber, msg.origin.e.describe())
+		return bad("message %d was received from %s", msg.SequenceNumber, msg.origin.describe())
 	case msg.origin != nil && msg.origin.kind != r.sq:
 		return bad("message %d was received from %s", msg.SequenceNumber, msg.origin.describe())
 	case msg.LockToken == [16]byte{}:

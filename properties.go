@@ -297,3 +297,146 @@ func isAlnum(c byte) bool {
 
 // nameKey is the case-insensitive key of a name (SEMANTICS V1).
 func nameKey(name string) string { return strings.ToLower(name) }
+
+// TopicProperties configures a topic. The zero value of every field means
+// "the default"; Properties returns them with the defaults filled in.
+type TopicProperties struct {
+	// DefaultMessageTimeToLive caps the time to live of every copy in the
+	// topic's subscriptions, with the subscription's own (SEMANTICS E1).
+	// Default 0: no cap.
+	DefaultMessageTimeToLive time.Duration
+	// AutoDeleteOnIdle deletes the topic, and its subscriptions, after this
+	// long without activity on it or any subscription (SEMANTICS A2, A5).
+	// Default 0: never; at least 5 minutes.
+	AutoDeleteOnIdle time.Duration
+	// RequiresDuplicateDetection turns on duplicate detection. Not supported
+	// yet: true is ErrInvalidArgument.
+	RequiresDuplicateDetection bool
+	// DuplicateDetectionHistoryTimeWindow: default 10 minutes; allowed 20
+	// seconds to 7 days.
+	DuplicateDetectionHistoryTimeWindow time.Duration
+	// MaxSizeInMegabytes caps the topic's SizeInBytes: its scheduled messages
+	// and every subscription's messages. Default 1024.
+	MaxSizeInMegabytes int32
+	// MaxMessageSizeInKilobytes caps one message's size. Default 256.
+	MaxMessageSizeInKilobytes int64
+	// Status: Disabled and SendDisabled refuse sends (SEMANTICS V5). Default
+	// EntityStatusActive.
+	Status EntityStatus
+}
+
+func (p TopicProperties) withDefaults(culprit string) (TopicProperties, error) {
+	var err error
+	if err = checkTTL(p.DefaultMessageTimeToLive, culprit); err != nil {
+		return p, err
+	}
+	if err = checkAutoDelete(p.AutoDeleteOnIdle, culprit); err != nil {
+		return p, err
+	}
+	if p.DuplicateDetectionHistoryTimeWindow, err = checkDupWindow(p.DuplicateDetectionHistoryTimeWindow, culprit); err != nil {
+		return p, err
+	}
+	if p.MaxSizeInMegabytes, err = checkMaxSize(p.MaxSizeInMegabytes, culprit); err != nil {
+		return p, err
+	}
+	if p.MaxMessageSizeInKilobytes, err = checkMaxMessageSize(p.MaxMessageSizeInKilobytes, culprit); err != nil {
+		return p, err
+	}
+	if err = checkStatus(p.Status, culprit); err != nil {
+		return p, err
+	}
+	if p.RequiresDuplicateDetection {
+		return p, notBuilt(culprit, "RequiresDuplicateDetection (duplicate detection)")
+	}
+	return p, nil
+}
+
+func (p TopicProperties) cfg() cfg {
+	return cfg{
+		ttl:            ttlOrNever(p.DefaultMessageTimeToLive),
+		autoDelete:     ttlOrNever(p.AutoDeleteOnIdle),
+		maxSize:        int64(p.MaxSizeInMegabytes) << 20,
+		maxMessageSize: p.MaxMessageSizeInKilobytes << 10,
+		status:         p.Status,
+	}
+}
+
+// SubscriptionProperties configures a subscription. The zero value of every
+// field means "the default"; Properties returns them with the defaults
+// filled in.
+type SubscriptionProperties struct {
+	// LockDuration: default 1 minute; allowed 5 seconds to 5 minutes.
+	LockDuration time.Duration
+	// MaxDeliveryCount: default 10; at least 1.
+	MaxDeliveryCount int32
+	// DefaultMessageTimeToLive: default 0, no TTL of its own; the topic's
+	// caps it too (SEMANTICS E1).
+	DefaultMessageTimeToLive time.Duration
+	// DeadLetteringOnMessageExpiration moves expired messages to the
+	// dead-letter queue (SEMANTICS E5). Default false.
+	DeadLetteringOnMessageExpiration bool
+	// DeadLetteringOnFilterEvaluationExceptions sends a copy to the
+	// dead-letter queue when a rule fails to evaluate; otherwise that rule
+	// does not match (SEMANTICS R5). Default false.
+	DeadLetteringOnFilterEvaluationExceptions bool
+	// AutoDeleteOnIdle: default 0, never; at least 5 minutes.
+	AutoDeleteOnIdle time.Duration
+	// RequiresSession: not supported yet, true is ErrInvalidArgument.
+	RequiresSession bool
+	// ForwardTo: not supported yet, non-empty is ErrInvalidArgument.
+	ForwardTo string
+	// ForwardDeadLetteredMessagesTo: not supported yet, non-empty is
+	// ErrInvalidArgument.
+	ForwardDeadLetteredMessagesTo string
+	// DefaultRule replaces the "$Default" rule (a TrueFilter) at creation;
+	// its Name defaults to "$Default". UpdateSubscription ignores it: change
+	// rules with CreateRule and DeleteRule.
+	DefaultRule *RuleProperties
+	// Status: Disabled and ReceiveDisabled refuse receives; Disabled and
+	// SendDisabled make the topic skip the subscription, which then gets no
+	// copies (SEMANTICS V5). Default EntityStatusActive.
+	Status EntityStatus
+}
+
+func (p SubscriptionProperties) withDefaults(culprit string) (SubscriptionProperties, error) {
+	var err error
+	if p.LockDuration, err = checkLockDuration(p.LockDuration, culprit); err != nil {
+		return p, err
+	}
+	if p.MaxDeliveryCount, err = checkMaxDelivery(p.MaxDeliveryCount, culprit); err != nil {
+		return p, err
+	}
+	if err = checkTTL(p.DefaultMessageTimeToLive, culprit); err != nil {
+		return p, err
+	}
+	if err = checkAutoDelete(p.AutoDeleteOnIdle, culprit); err != nil {
+		return p, err
+	}
+	if err = checkStatus(p.Status, culprit); err != nil {
+		return p, err
+	}
+	if p.RequiresSession {
+		return p, notBuilt(culprit, "RequiresSession (sessions)")
+	}
+	if p.ForwardTo != "" {
+		return p, notBuilt(culprit, "ForwardTo (auto-forwarding)")
+	}
+	if p.ForwardDeadLetteredMessagesTo != "" {
+		return p, notBuilt(culprit, "ForwardDeadLetteredMessagesTo (auto-forwarding)")
+	}
+	return p, nil
+}
+
+func (p SubscriptionProperties) cfg() cfg {
+	return cfg{
+		lockDuration:    int64(p.LockDuration),
+		maxDelivery:     uint32(p.MaxDeliveryCount),
+		ttl:             ttlOrNever(p.DefaultMessageTimeToLive),
+		dlOnExpiry:      p.DeadLetteringOnMessageExpiration,
+		dlOnFilterError: p.DeadLetteringOnFilterEvaluationExceptions,
+		autoDelete:      ttlOrNever(p.AutoDeleteOnIdle),
+		maxSize:         store.Never,
+		maxMessageSize:  store.Never,
+		status:          p.Status,
+	}
+}

@@ -20,12 +20,17 @@ func (e *entity) scheduleLocked(m *store.Message) {
 // activateLocked enqueues the scheduled message m at its time at (SEMANTICS
 // S4): it gets a new sequence number (Q1), EnqueuedTime = at and ExpiresAt
 // counted from at.
+// A topic copies it to its subscriptions then (S5).
 func (e *entity) activateLocked(m *store.Message, at int64) {
 	q := e.sub[SubQueueNone]
 	q.remove(m)
 	e.lastActivation = at
 	e.seq++
 	m.Key = store.Key{Seq: e.seq}
+	if e.kind == kindTopic {
+		e.fanOutLocked(m, at)
+		return
+	}
 	e.enqueueLocked(q, m, at, e.cfg.ttl)
 }
 

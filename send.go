@@ -41,13 +41,22 @@ func (e *entity) send(ctx context.Context, msgs []*Message, at int64, wantSeqs b
 		return nil, err
 	}
 	var seqs []int64
-	if wantSeqs {
-		seqs = make([]int64, len(recs))
-	}
-	for i, m := range recs {
-		e.acceptLocked(m, now)
+	if e.kind == kindTopic {
+		if seqs, err = e.publishLocked(recs, now, wantSeqs); err != nil {
+			return nil, err
+		}
+	} else {
 		if wantSeqs {
-			seqs[i] = m.Key.Seq
+			seqs = make([]int64, len(recs))
+		}
+		if size := e.sizeLocked(); size+batchSize(recs) > e.cfg.maxSize {
+			return nil, errorf(ErrQuotaExceeded, e.describe(), "size %d bytes plus %d bytes would pass MaxSizeInMegabytes (%d bytes)", size, batchSize(recs), e.cfg.maxSize)
+		}
+		for i, m := range recs {
+			e.acceptLocked(m, now)
+			if wantSeqs {
+				seqs[i] = m.Key.Seq
+			}
 		}
 	}
 	e.touchLocked(now)
@@ -56,27 +65,30 @@ func (e *entity) send(ctx context.Context, msgs []*Message, at int64, wantSeqs b
 	return seqs, nil
 }
 
-// checkSendLocked checks status, message sizes and quota for a batch
-// (SEMANTICS V3, V5).
+func batchSize(recs []*store.Message) int64 {
+	var n int64
+	for _, m := range recs {
+		n += m.Size
+	}
+	return n
+}
+
+// checkSendLocked checks status and message sizes for a batch (SEMANTICS
+// V3, V5); the quota check is the queue's or the topic's own.
 func (e *entity) checkSendLocked(recs []*store.Message) error {
 	if !e.cfg.status.canSend() {
 		return errorf(ErrEntityDisabled, e.describe(), "status %v refuses sends", e.cfg.status)
 	}
-	var total int64
 	for i, m := range recs {
 		if m.Size > e.cfg.maxMessageSize {
 			return errorf(ErrMessageTooLarge, e.describe(), "message %d is %d bytes, more than MaxMessageSizeInKilobytes (%d bytes)", i, m.Size, e.cfg.maxMessageSize)
 		}
-		total += m.Size
-	}
-	if size := e.sizeLocked(); size+total > e.cfg.maxSize {
-		return errorf(ErrQuotaExceeded, e.describe(), "size %d bytes plus %d bytes would pass MaxSizeInMegabytes (%d bytes)", size, total, e.cfg.maxSize)
 	}
 	return nil
 }
 
-// acceptLocked numbers m (SEMANTICS Q1) and either schedules it (S1) or
-// enqueues it now.
+// acceptLocked numbers m, sent to a queue (SEMANTICS Q1), and either
+// schedules it (S1) or enqueues it now.
 func (e *entity) acceptLocked(m *store.Message, now int64) {
 	e.seq++
 	m.Key = store.Key{Seq: e.seq}
