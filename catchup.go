@@ -26,10 +26,14 @@ import (
 // earlier one. Correctness never depends on a timer having fired.
 //
 // The one timer: while some receiver is blocked (T5), the namespace keeps one
-// clock timer armed at sched.next. Its callback runs the catch-up, which wakes
-// the receivers whose messages became available, and re-arms. With no blocked
-// receiver no timer is armed at all, so a mock clock jump over a million
-// deadlines fires nothing and costs nothing until the next call.
+// clock timer armed at the earliest bound of the entities that receiver
+// waits on (its queue or subscription, and a subscription's topic). Its
+// callback runs the catch-up, which wakes the receivers whose messages
+// became available, and re-arms. With no blocked receiver no timer is armed
+// at all, so a mock clock jump over a million deadlines fires nothing and
+// costs nothing until the next call; and a receiver blocked on one queue
+// does not make the timer fire for every deadline of the others
+// (benbjohnson/clock's Mock sleeps 1 ms of real time per timer it fires).
 //
 // Lower bounds: an entity registers a new deadline only when it is earlier
 // than its registered bound. Deadlines that go away (a completed message's
@@ -98,9 +102,10 @@ type scheduler struct {
 	mu   sync.Mutex
 	tree *btree.BTreeG[schedItem]
 
-	// waiting counts receivers blocked in a receive; the timer is armed only
-	// while it is not zero.
-	waiting atomic.Int64
+	// waiting counts, under mu, the receivers blocked on each entity; a
+	// subscription's blocked receivers count for its topic too. The timer is
+	// armed only for the deadlines of these entities.
+	waiting map[*entity]int
 	// armedAt is the instant the timer is armed for, or store.Never.
 	armedAt atomic.Int64
 
@@ -113,6 +118,7 @@ type scheduler struct {
 
 func (s *scheduler) init() {
 	s.tree = btree.NewG(16, lessSched)
+	s.waiting = make(map[*entity]int)
 	s.next.Store(store.Never)
 	s.armedAt.Store(store.Never)
 }
@@ -135,10 +141,51 @@ func (ns *Namespace) register(e *entity, due int64) {
 			s.next.Store(due)
 		}
 	}
+	watched := s.waiting[e] > 0
 	s.mu.Unlock()
-	if s.waiting.Load() > 0 && due < s.armedAt.Load() {
+	if watched && due < s.armedAt.Load() {
 		ns.arm()
 	}
+}
+
+// watch counts a receiver blocked on e (delta 1) or no longer blocked
+// (delta -1), and reports, when it starts, whether a deadline it waits for
+// is already due: then the caller catches up instead of blocking.
+func (ns *Namespace) watch(e *entity, delta int) (due bool) {
+	s := &ns.sched
+	s.mu.Lock()
+	for _, x := range [2]*entity{e, e.topic} {
+		if x == nil {
+			continue
+		}
+		if s.waiting[x] += delta; s.waiting[x] <= 0 {
+			delete(s.waiting, x)
+		}
+	}
+	s.mu.Unlock()
+	if delta < 0 {
+		return false
+	}
+	target := ns.watchedNext()
+	if target == store.Never {
+		return false
+	}
+	if target <= nanos(ns.clock.Now()) {
+		return true
+	}
+	return target < ns.sched.armedAt.Load() && ns.arm()
+}
+
+// watchedNext is the earliest bound of the entities receivers wait on.
+func (ns *Namespace) watchedNext() int64 {
+	s := &ns.sched
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := store.Never
+	for x := range s.waiting {
+		next = min(next, x.schedDue.Load())
+	}
+	return next
 }
 
 // now reads the clock and catches up: when it returns, everything in the
@@ -177,14 +224,14 @@ func (ns *Namespace) catchUp(now int64) {
 	}
 }
 
-// arm makes sure the timer fires at or before sched.next while receivers are
-// blocked. It reports true when sched.next is already due: the caller must
-// catch up instead of waiting for a timer that the clock may never fire
+// arm sets the timer for the earliest deadline blocked receivers wait on.
+// It reports true when that deadline is already due: the caller must catch
+// up instead of waiting for a timer that the clock may never fire
 // (benbjohnson/clock does not fire timers of d <= 0 until it is advanced).
 func (ns *Namespace) arm() (due bool) {
 	s := &ns.sched
-	next := s.next.Load()
-	if next == store.Never || s.waiting.Load() == 0 {
+	next := ns.watchedNext()
+	if next == store.Never {
 		return false
 	}
 	s.timerMu.Lock()

@@ -131,6 +131,42 @@ func TestT5_BlockedReceiverWakesThroughTime(t *testing.T) {
 	})
 }
 
+// T4: the timer is armed only for deadlines of entities a receiver is
+// blocked on: a receiver blocked on one queue does not make a clock jump
+// fire the timer for every deadline of another (benbjohnson/clock sleeps
+// 1 ms of real time per timer it fires).
+func TestT4_TimerOnlyForWatchedEntities(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		mock := clock.NewMock()
+		cc := &countingClock{Clock: mock}
+		ns := minibus.NewNamespace(minibus.WithClock(cc))
+		defer ns.Close()
+		idle, err := ns.CreateQueue("idle", nil)
+		require.NoError(t, err)
+		busy, err := ns.CreateQueue("busy", nil)
+		require.NoError(t, err)
+		for i := range 100 {
+			_, err := busy.ScheduleMessages(ctx, []*minibus.Message{{}}, mock.Now().Add(time.Duration(i+1)*time.Second), nil)
+			require.NoError(t, err)
+		}
+		r, err := idle.NewReceiver(nil)
+		require.NoError(t, err)
+		done := make(chan error)
+		go func() {
+			_, err := r.ReceiveMessages(ctx, 1, nil)
+			done <- err
+		}()
+		synctest.Wait()
+		mock.Add(time.Hour)
+		synctest.Wait()
+		require.Zero(t, cc.fired.Load(), "no timer fired for the other queue's deadlines")
+		require.EqualValues(t, 100, busy.RuntimeProperties().ActiveMessageCount)
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+	})
+}
+
 // T5: blocked receivers on several queues each wake for their own queue's
 // deadline, in one jump.
 func TestT5_ManyQueuesOneJump(t *testing.T) {

@@ -181,12 +181,16 @@ var allSentinels = []error{
 // namespace keeps at most one (SEMANTICS T4).
 type countingClock struct {
 	clock.Clock
-	timers atomic.Int64
+	timers atomic.Int64 // created
+	fired  atomic.Int64 // AfterFunc callbacks run
 }
 
 func (c *countingClock) AfterFunc(d time.Duration, f func()) *clock.Timer {
 	c.timers.Add(1)
-	return c.Clock.AfterFunc(d, f)
+	return c.Clock.AfterFunc(d, func() {
+		c.fired.Add(1)
+		f()
+	})
 }
 
 func (c *countingClock) Timer(d time.Duration) *clock.Timer {

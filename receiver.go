@@ -129,7 +129,7 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 		w := r.waiter()
 		q.waiters.add(w)
 		e.mu.Unlock()
-		woken, err := e.ns.wait(ctx, w, r.done)
+		woken, err := e.ns.wait(ctx, e, w, r.done)
 		if !woken {
 			e.mu.Lock()
 			if !q.waiters.remove(w) {
@@ -160,19 +160,16 @@ func (r *Receiver) waiter() *waiter {
 
 var errReceiverClosed = errorf(ErrClosed, "receiver", "")
 
-// wait blocks until w is woken, something in the namespace is due (the
-// caller then catches up), ctx ends, done is closed or the namespace closes.
+// wait blocks until w is woken, a deadline of e is due (the caller then
+// catches up), ctx ends, done is closed or the namespace closes.
 // woken reports that the waiter was taken off its list by a wake-up; when
 // false, the caller must take it off. err is nil when the caller should look
 // again.
-func (ns *Namespace) wait(ctx context.Context, w *waiter, done <-chan struct{}) (woken bool, err error) {
-	s := &ns.sched
-	s.waiting.Add(1)
-	defer s.waiting.Add(-1)
-	if next := s.next.Load(); next != store.Never {
-		if next <= nanos(ns.clock.Now()) || (s.armedAt.Load() != next && ns.arm()) {
-			return false, nil
-		}
+func (ns *Namespace) wait(ctx context.Context, e *entity, w *waiter, done <-chan struct{}) (woken bool, err error) {
+	due := ns.watch(e, 1)
+	defer ns.watch(e, -1)
+	if due {
+		return false, nil
 	}
 	select {
 	case <-w.ch:
