@@ -612,6 +612,14 @@ func TestV4_Copies(t *testing.T) {
 		m2.ApplicationProperties["new"] = 1
 		p := f.peekAll(r)[0]
 		require.Equal(t, map[string]any{"b": []byte("x")}, p.ApplicationProperties)
+
+		// Bodies received together do not share room: appending to one does
+		// not reach the next.
+		f.put("one", "two")
+		both := f.receiveAll(r, 10)
+		require.Equal(t, []string{"one", "two"}, bodies(both))
+		_ = append(both[0].Body, "XXX"...)
+		require.Equal(t, "two", string(both[1].Body))
 	})
 }
 

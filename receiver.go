@@ -1,7 +1,6 @@
 package minibus
 
 import (
-	"bytes"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -251,10 +250,20 @@ func (e *entity) fillLocked(rm *ReceivedMessage, m *store.Message, state Message
 }
 
 // finishCopies gives each message its own body and properties (SEMANTICS
-// V4).
+// V4). The bodies of one call share one allocation, each capped at its own
+// length, so that no body can grow into another.
 func finishCopies(out []*ReceivedMessage) {
+	total := 0
 	for _, rm := range out {
-		rm.Body = bytes.Clone(rm.Body)
+		total += len(rm.Body)
+	}
+	buf := make([]byte, 0, total)
+	for _, rm := range out {
+		if rm.Body != nil {
+			start := len(buf)
+			buf = append(buf, rm.Body...)
+			rm.Body = buf[start:len(buf):len(buf)]
+		}
 		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
 	}
 }
