@@ -299,3 +299,105 @@ func BenchmarkTopicFanOut(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// BenchmarkOps measures each operation on its own, per message: the queue is
+// prepared outside the timer (with b.N messages where the operation needs
+// them) and only the operation is timed. Compare with BenchmarkChannel in
+// the same run.
+func BenchmarkOps(b *testing.B) {
+	ctx := context.Background()
+	prepare := func(b *testing.B, locked bool) (*minibus.Queue, *minibus.Receiver, []*minibus.ReceivedMessage) {
+		b.Helper()
+		_, q := newBenchQueue(b)
+		r, err := q.NewReceiver(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msg := benchMessage()
+		for range b.N {
+			if err := q.SendMessage(ctx, msg, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var held []*minibus.ReceivedMessage
+		for locked && len(held) < b.N {
+			got, err := r.ReceiveMessages(ctx, 1024, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			held = append(held, got...)
+		}
+		return q, r, held
+	}
+	b.Run("send", func(b *testing.B) {
+		_, q := newBenchQueue(b)
+		msg := benchMessage()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			if err := q.SendMessage(ctx, msg, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, mode := range []minibus.ReceiveMode{minibus.ReceiveModePeekLock, minibus.ReceiveModeReceiveAndDelete} {
+		b.Run("receive-32/"+mode.String(), func(b *testing.B) {
+			q, _, _ := prepare(b, false)
+			r, err := q.NewReceiver(&minibus.ReceiverOptions{ReceiveMode: mode})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for got := 0; got < b.N; {
+				msgs, err := r.ReceiveMessages(ctx, 32, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				got += len(msgs)
+			}
+		})
+	}
+	b.Run("complete", func(b *testing.B) {
+		_, r, held := prepare(b, true)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for _, m := range held {
+			if err := r.CompleteMessage(ctx, m, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("abandon", func(b *testing.B) {
+		_, r, held := prepare(b, true)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for _, m := range held {
+			if err := r.AbandonMessage(ctx, m, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("peek-32", func(b *testing.B) {
+		_, q := newBenchQueue(b)
+		msg := benchMessage()
+		for range 1000 {
+			if err := q.SendMessage(ctx, msg, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		r, err := q.NewReceiver(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		from := &minibus.PeekMessagesOptions{FromSequenceNumber: 1}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			if _, err := r.PeekMessages(ctx, 32, from); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/32, "ns/msg")
+	})
+}

@@ -373,6 +373,16 @@ func (q *subQueue) remove(m *store.Message) {
 	q.bytes -= m.Size
 }
 
+// take removes q's first available message from q and returns it, or nil.
+func (q *subQueue) take() *store.Message {
+	m := q.stream.Take()
+	if m != nil {
+		q.count[store.Available]--
+		q.bytes -= m.Size
+	}
+	return m
+}
+
 func (q *subQueue) setState(m *store.Message, s store.State) {
 	q.count[m.State]--
 	q.count[s]++

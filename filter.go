@@ -318,7 +318,7 @@ func float(v any) (float64, bool) {
 // instant at; ttl is its effective TTL at the topic (store.Never: none).
 func (ns *Namespace) filterView(m *store.Message, at, ttl int64) sqlfilter.Message {
 	v := sqlfilter.Message{
-		MessageID:              m.MessageID,
+		MessageID:              messageID(m),
 		SessionID:              m.SessionID,
 		SequenceNumber:         m.Key.Seq,
 		EnqueuedSequenceNumber: m.EnqueuedSeq,
@@ -346,10 +346,13 @@ func (ns *Namespace) filterView(m *store.Message, at, ttl int64) sqlfilter.Messa
 	return v
 }
 
-// applyView returns a copy of m changed as the action changed v.
-func applyView(m *store.Message, v *sqlfilter.Message) *store.Message {
+// applyView returns a copy of m changed as an action changed its view from
+// orig to v.
+func applyView(m *store.Message, orig, v *sqlfilter.Message) *store.Message {
 	c := *m
-	c.MessageID = v.MessageID
+	if v.MessageID != orig.MessageID {
+		c.MessageID, c.IDSeed = v.MessageID, 0
+	}
 	c.SessionID = v.SessionID
 	c.Props = v.Properties
 	if len(c.Props) == 0 {

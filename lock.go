@@ -12,6 +12,12 @@ import (
 // (SEMANTICS L1, L2).
 func (e *entity) lockLocked(q *subQueue, m *store.Message, now int64) {
 	q.setState(m, store.Locked)
+	e.grantLocked(q, m, now)
+}
+
+// grantLocked gives m, in q in State Locked, its lock: LockedUntil, token
+// and lock deadline.
+func (e *entity) grantLocked(q *subQueue, m *store.Message, now int64) {
 	m.FromDeferral = false
 	m.LockedUntil = addSat(now, e.cfg.lockDuration)
 	m.Token = q.newToken()

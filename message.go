@@ -91,6 +91,9 @@ type ReceivedMessage struct {
 	// when it was forwarded out of that entity's dead-letter queue.
 	DeadLetterSource string
 
+	// idSeed, when not zero, is the seed of the broker-made MessageID that
+	// finishCopies writes.
+	idSeed uint64
 	// origin is the sub-queue a peek-lock delivery came from, so that
 	// settling through another entity is ErrInvalidArgument rather than
 	// ErrLockLost. nil for messages built by the caller.
@@ -174,7 +177,7 @@ func newRecord(e *entity, msg *Message, i int) (*store.Message, error) {
 		}
 	}
 	if m.MessageID == "" {
-		m.MessageID = newMessageID()
+		m.IDSeed = rand.Uint64() | 1 // SEMANTICS DD2: the id is made when read
 	}
 	m.Size = messageSize(m)
 	return m, nil
@@ -197,14 +200,35 @@ func checkMessage(msg *Message, i int) error {
 	return nil
 }
 
-// newMessageID returns a random 32-character hex id (SEMANTICS DD2).
-func newMessageID() string {
+// idLength is the length of a broker-made message id.
+const idLength = 32
+
+// messageID returns m's MessageID: the sender's, or the one the broker made
+// for it (SEMANTICS DD2).
+func messageID(m *store.Message) string {
+	if m.MessageID != "" || m.IDSeed == 0 {
+		return m.MessageID
+	}
+	return string(appendID(make([]byte, 0, idLength), m.IDSeed))
+}
+
+// appendID appends the 32 hex characters of the broker-made id with this
+// seed: 128 bits, the seed and a mix of it, shaped as a version 4 UUID.
+func appendID(dst []byte, seed uint64) []byte {
 	var b [16]byte
-	putUint64(b[:8], rand.Uint64())
-	putUint64(b[8:], rand.Uint64())
-	b[6] = b[6]&0x0f | 0x40 // version 4, as a UUID
+	putUint64(b[:8], seed)
+	putUint64(b[8:], mix64(seed))
+	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return hex.EncodeToString(b[:])
+	return hex.AppendEncode(dst, b[:])
+}
+
+// mix64 is splitmix64's finalizer.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 func putUint64(b []byte, v uint64) {
@@ -218,6 +242,9 @@ func putUint64(b []byte, v uint64) {
 // the application properties' keys and values.
 func messageSize(m *store.Message) int64 {
 	n := int64(len(m.Body) + len(m.MessageID) + len(m.SessionID))
+	if m.IDSeed != 0 && m.MessageID == "" {
+		n += idLength
+	}
 	if h := m.Headers; h != nil {
 		n += int64(len(h.ContentType) + len(h.CorrelationID) + len(h.Subject) + len(h.To) +
 			len(h.ReplyTo) + len(h.ReplyToSessionID) + len(h.PartitionKey))

@@ -190,16 +190,17 @@ func (e *entity) takeLocked(q *subQueue, max int, mode ReceiveMode, now int64) [
 	backing := make([]ReceivedMessage, n)
 	out := make([]*ReceivedMessage, n)
 	for i := range n {
-		m := q.stream.First()
+		m := q.take()
 		m.Deliveries++
 		rm := &backing[i]
 		if mode == ReceiveModePeekLock {
-			e.lockLocked(q, m, now)
+			m.State = store.Locked
+			q.add(m)
+			e.grantLocked(q, m, now)
 			rm.origin = q
 			rm.how = obtainedLocked
 		} else {
 			e.setDueLocked(m, store.Never)
-			q.remove(m)
 			rm.how = obtainedDeleted
 		}
 		e.fillLocked(rm, m, MessageStateActive)
@@ -213,6 +214,10 @@ func (e *entity) takeLocked(q *subQueue, max int, mode ReceiveMode, now int64) [
 // because a stored body or property map is never changed, only replaced.
 func (e *entity) fillLocked(rm *ReceivedMessage, m *store.Message, state MessageState) {
 	ns := e.ns
+	rm.idSeed = 0
+	if m.MessageID == "" {
+		rm.idSeed = m.IDSeed
+	}
 	rm.Message = Message{
 		MessageID:             m.MessageID,
 		Body:                  m.Body,
@@ -250,12 +255,16 @@ func (e *entity) fillLocked(rm *ReceivedMessage, m *store.Message, state Message
 }
 
 // finishCopies gives each message its own body and properties (SEMANTICS
-// V4). The bodies of one call share one allocation, each capped at its own
-// length, so that no body can grow into another.
+// V4), and writes the broker-made message ids. The bodies of one call share
+// one allocation, each capped at its own length, so that no body can grow
+// into another; the ids share one string.
 func finishCopies(out []*ReceivedMessage) {
-	total := 0
+	total, ids := 0, 0
 	for _, rm := range out {
 		total += len(rm.Body)
+		if rm.idSeed != 0 {
+			ids++
+		}
 	}
 	buf := make([]byte, 0, total)
 	for _, rm := range out {
@@ -265,6 +274,21 @@ func finishCopies(out []*ReceivedMessage) {
 			rm.Body = buf[start:len(buf):len(buf)]
 		}
 		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
+	}
+	if ids == 0 {
+		return
+	}
+	idBuf := make([]byte, 0, ids*idLength)
+	for _, rm := range out {
+		if rm.idSeed != 0 {
+			idBuf = appendID(idBuf, rm.idSeed)
+		}
+	}
+	all := string(idBuf)
+	for _, rm := range out {
+		if rm.idSeed != 0 {
+			rm.MessageID, all = all[:idLength], all[idLength:]
+		}
 	}
 }
 
@@ -298,15 +322,21 @@ func (r *Receiver) PeekMessages(ctx context.Context, maxMessages int, opts *Peek
 	if from == 0 {
 		start = r.cursor
 	}
-	out := make([]*ReceivedMessage, 0, min(maxMessages, 64))
-	var last store.Key
+	var found []*store.Message
 	q.stream.Ascend(start, func(m *store.Message) bool {
-		rm := &ReceivedMessage{how: obtainedPeeked}
-		e.fillLocked(rm, m, peekState(m.State))
-		out = append(out, rm)
-		last = m.Key
-		return len(out) < maxMessages
+		found = append(found, m)
+		return len(found) < maxMessages
 	})
+	backing := make([]ReceivedMessage, len(found))
+	out := make([]*ReceivedMessage, len(found))
+	var last store.Key
+	for i, m := range found {
+		rm := &backing[i]
+		rm.how = obtainedPeeked
+		e.fillLocked(rm, m, peekState(m.State))
+		out[i] = rm
+		last = m.Key
+	}
 	if from == 0 && len(out) > 0 {
 		r.cursor = nextKey(last)
 	}

@@ -424,7 +424,7 @@ func (s *entity) matchLocked(plan []copyPlan, m *store.Message, view *sqlfilter.
 			v := *view
 			v.Properties = maps.Clone(view.Properties)
 			if err = r.action.Apply(&v); err == nil {
-				actions = append(actions, applyView(m, &v))
+				actions = append(actions, applyView(m, view, &v))
 			}
 		}
 		if err != nil {

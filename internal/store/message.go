@@ -88,6 +88,7 @@ type Message struct {
 	// FromDeferral is set on a message locked by ReceiveDeferredMessages: when
 	// its lock ends unsettled it returns to Deferred (SEMANTICS L6).
 	FromDeferral bool
+	Deliveries   uint32
 	// Due is the instant of the message's one pending deadline (lock end,
 	// expiry or activation), or Never.
 	Due int64
@@ -98,11 +99,14 @@ type Message struct {
 	Scheduled   int64 // ScheduledEnqueueTime as sent, or Unset
 	LockedUntil int64
 	Token       [16]byte
-	Deliveries  uint32
 	EnqueuedSeq int64 // the sequence number first assigned where the message entered
 	Size        int64 // bytes counted against the entity quota (SEMANTICS V3)
 
+	// MessageID is the id the sender gave. When it gave none, IDSeed is not
+	// zero and the broker's id is derived from it when someone looks
+	// (SEMANTICS DD2), so that a message costs no id string until then.
 	MessageID string
+	IDSeed    uint64
 	SessionID string
 	Headers   *Headers // nil when every header is empty
 	Body      []byte

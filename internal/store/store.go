@@ -24,6 +24,10 @@ type Stream interface {
 	SetState(m *Message, s State)
 	// First returns the available message with the lowest key, or nil.
 	First() *Message
+	// Take removes the available message with the lowest key from the
+	// stream and returns it, or returns nil. The caller may Add it back in
+	// another state.
+	Take() *Message
 	// Get returns the message with key k in any state, or nil.
 	Get(k Key) *Message
 	// Ascend calls fn for every message with key >= from, in key order and
@@ -49,6 +53,7 @@ func lessItem(a, b item) bool { return a.k.Less(b.k) }
 type memStream struct {
 	avail *btree.BTreeG[item] // State Available
 	held  *btree.BTreeG[item] // every other state
+	buf   []item              // Ascend's chunk, kept between calls
 }
 
 // NewStream returns an empty in-memory stream.
@@ -91,6 +96,14 @@ func (s *memStream) First() *Message {
 	return it.m
 }
 
+func (s *memStream) Take() *Message {
+	it, ok := s.avail.DeleteMin()
+	if !ok {
+		return nil
+	}
+	return it.m
+}
+
 func (s *memStream) Get(k Key) *Message {
 	if it, ok := s.held.Get(item{k: k}); ok {
 		return it.m
@@ -105,7 +118,11 @@ func (s *memStream) Get(k Key) *Message {
 // held tree in chunks and interleaves the available messages below each.
 func (s *memStream) Ascend(from Key, fn func(*Message) bool) {
 	const chunk = 64
-	buf := make([]item, 0, chunk)
+	if s.buf == nil {
+		s.buf = make([]item, 0, chunk)
+	}
+	buf := s.buf
+	defer clear(buf[:cap(buf)]) // drop the pointers it held
 	next := from
 	for {
 		// Collect up to chunk held items from next.

@@ -55,6 +55,10 @@ func TestFirstAndSetState(t *testing.T) {
 	require.Same(t, a, s.Get(Key{1, 0}))
 	s.SetState(a, Available) // back to its position
 	require.Same(t, a, s.First())
+	require.Same(t, a, s.Take())
+	require.Equal(t, 1, s.Len(), "Take removes from the stream")
+	require.Same(t, b, s.First())
+	s.Add(a)
 	s.Remove(a)
 	s.Remove(a) // twice is harmless
 	require.Equal(t, 1, s.Len())
