@@ -71,8 +71,11 @@ type entity struct {
 	lastActivation int64
 	// localNext is a lower bound of the earliest deadline, idle included.
 	localNext int64
+	// arena holds every message of the entity, so that the indexes refer to
+	// them by slot (internal/store).
+	arena *store.Arena
 	// deadlines holds every pending message deadline (SEMANTICS T3).
-	deadlines *deadline.Index[*store.Message]
+	deadlines *deadline.Index
 	// sub holds the main, dead-letter and transfer dead-letter queues,
 	// indexed by SubQueue. A topic uses only the main one, for its scheduled
 	// messages.
@@ -109,7 +112,8 @@ func newEntity(ns *Namespace, kind entityKind, name string, c cfg, now int64) *e
 		accessed:       now,
 		lastActivation: store.Unset,
 		localNext:      store.Never,
-		deadlines:      deadline.New[*store.Message](),
+		arena:          store.NewArena(),
+		deadlines:      deadline.New(),
 	}
 	e.schedDue.Store(store.Never)
 	e.lastActivity.Store(now)
@@ -233,7 +237,7 @@ func (e *entity) setDueLocked(m *store.Message, due int64) {
 	}
 	m.Due = due
 	if due != store.Never {
-		e.deadlines.Add(due, m.Key, m)
+		e.deadlines.Add(due, m.Key, m.Slot)
 		if due < e.localNext {
 			e.localNext = due
 		}
@@ -269,9 +273,10 @@ func (e *entity) advanceLocked(now int64, global bool) {
 		}
 		if due <= idle {
 			it, _ := e.deadlines.Min()
-			e.deadlines.Remove(it.Due, it.Key)
-			it.Val.Due = store.Never
-			e.fireLocked(it.Val, it.Due)
+			e.deadlines.Remove(it.Due, it.Key())
+			m := e.arena.At(it.Slot)
+			m.Due = store.Never
+			e.fireLocked(m, it.Due)
 		} else {
 			e.ns.log.Info("minibus: deleted on idle", "entity", e.describe())
 			e.deleteLocked()
@@ -312,7 +317,8 @@ func (e *entity) deleteLocked() {
 		s.mu.Unlock()
 	}
 	// Drop the indexes; the messages go with them.
-	e.deadlines = deadline.New[*store.Message]()
+	e.arena = store.NewArena()
+	e.deadlines = deadline.New()
 	for i, q := range e.sub {
 		if q != nil {
 			e.sub[i] = newSubQueue(e, q.kind)
@@ -340,7 +346,7 @@ func newSubQueue(e *entity, kind SubQueue) *subQueue {
 	return &subQueue{
 		e:      e,
 		kind:   kind,
-		stream: store.NewStream(),
+		stream: store.NewStream(e.arena),
 		tokens: make(map[[16]byte]*store.Message),
 	}
 }
@@ -360,6 +366,7 @@ func (e *entity) describeSub(k SubQueue) string {
 	return e.describe()
 }
 
+// add puts m into q in m.State, and into the entity's arena.
 func (q *subQueue) add(m *store.Message) {
 	m.Sub = uint8(q.kind)
 	q.stream.Add(m)
@@ -367,16 +374,22 @@ func (q *subQueue) add(m *store.Message) {
 	q.bytes += m.Size
 }
 
+// remove takes m out of q and out of the entity's arena. m's deadline must
+// be gone already, or go before any other message enters the arena: the
+// deadline names m by its slot.
 func (q *subQueue) remove(m *store.Message) {
 	q.stream.Remove(m)
+	q.e.arena.Free(m)
 	q.count[m.State]--
 	q.bytes -= m.Size
 }
 
-// take removes q's first available message from q and returns it, or nil.
+// take removes q's first available message from q and from the arena, and
+// returns it, or nil. As with remove, its deadline must go at once.
 func (q *subQueue) take() *store.Message {
 	m := q.stream.Take()
 	if m != nil {
+		q.e.arena.Free(m)
 		q.count[store.Available]--
 		q.bytes -= m.Size
 	}

@@ -1,6 +1,7 @@
 package minibus
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -259,19 +260,20 @@ func (e *entity) fillLocked(rm *ReceivedMessage, m *store.Message, state Message
 // one allocation, each capped at its own length, so that no body can grow
 // into another; the ids share one string.
 func finishCopies(out []*ReceivedMessage) {
-	total, ids := 0, 0
-	for _, rm := range out {
-		total += len(rm.Body)
+	ids := 0
+	parts := make([][]byte, len(out))
+	for i, rm := range out {
+		parts[i] = rm.Body
 		if rm.idSeed != 0 {
 			ids++
 		}
 	}
-	buf := make([]byte, 0, total)
+	// bytes.Join allocates without zeroing what it then overwrites.
+	buf := bytes.Join(parts, nil)
 	for _, rm := range out {
 		if rm.Body != nil {
-			start := len(buf)
-			buf = append(buf, rm.Body...)
-			rm.Body = buf[start:len(buf):len(buf)]
+			n := len(rm.Body)
+			rm.Body, buf = buf[:n:n], buf[n:]
 		}
 		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
 	}

@@ -11,20 +11,19 @@ import (
 func BenchmarkAddRemove(b *testing.B) {
 	for _, n := range []int{100, 100000} {
 		b.Run(itoa(n), func(b *testing.B) {
-			x := New[*store.Message]()
-			m := &store.Message{}
+			x := New()
 			var due int64
 			for i := range n {
 				due++
-				x.Add(due, store.Key{Seq: int64(i)}, m)
+				x.Add(due, store.Key{Seq: int64(i)}, 1)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
 				due++
-				x.Add(due, store.Key{Seq: int64(n + i)}, m)
+				x.Add(due, store.Key{Seq: int64(n + i)}, 1)
 				it, _ := x.Min()
-				x.Remove(it.Due, it.Key)
+				x.Remove(it.Due, it.Key())
 			}
 		})
 	}

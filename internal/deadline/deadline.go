@@ -1,10 +1,12 @@
 // Package deadline is the ordered index of pending deadlines of one minibus
-// entity: lock ends, expiries, scheduled activations and session lock ends.
+// entity: lock ends, expiries and scheduled activations.
 //
 // Deadlines are ordered by (instant, key): two deadlines at the same instant
 // are both kept and come out in key order, which is sequence order (STYLE.md
-// practice 10; SEMANTICS T3). An Index is not safe for concurrent use; its
-// entity's mutex guards it.
+// practice 10; SEMANTICS T3). Items name their message by its slot in the
+// entity's store.Arena and hold no pointer, so the btree costs the garbage
+// collector nothing. An Index is not safe for concurrent use; its entity's
+// mutex guards it.
 package deadline
 
 import (
@@ -12,51 +14,55 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
-// Item is one deadline: at instant Due, something happens to Val, which is
-// identified by Key.
-type Item[V any] struct {
-	Due int64
-	Key store.Key
-	Val V
+// Item is one deadline: at instant Due, something happens to the message
+// with key Key in arena slot Slot.
+type Item struct {
+	Due  int64
+	Seq  int64
+	Copy uint32
+	Slot uint32
 }
 
-func less[V any](a, b Item[V]) bool {
+// Key returns the item's message key.
+func (it Item) Key() store.Key { return store.Key{Seq: it.Seq, Copy: it.Copy} }
+
+func less(a, b Item) bool {
 	if a.Due != b.Due {
 		return a.Due < b.Due
 	}
-	return a.Key.Less(b.Key)
+	return a.Seq < b.Seq || (a.Seq == b.Seq && a.Copy < b.Copy)
 }
 
 // Index orders deadlines by (Due, Key). The pair must be unique.
-type Index[V any] struct {
-	t *btree.BTreeG[Item[V]]
+type Index struct {
+	t *btree.BTreeG[Item]
 }
 
 // New returns an empty index.
-func New[V any]() *Index[V] {
-	return &Index[V]{t: btree.NewG(32, less[V])}
+func New() *Index {
+	return &Index{t: btree.NewG(32, less)}
 }
 
-// Add inserts a deadline. An existing deadline with the same (due, key) is
-// replaced.
-func (x *Index[V]) Add(due int64, k store.Key, v V) {
-	x.t.ReplaceOrInsert(Item[V]{Due: due, Key: k, Val: v})
+// Add inserts the deadline due for the message with key k in slot. An
+// existing deadline with the same (due, key) is replaced.
+func (x *Index) Add(due int64, k store.Key, slot uint32) {
+	x.t.ReplaceOrInsert(Item{Due: due, Seq: k.Seq, Copy: k.Copy, Slot: slot})
 }
 
 // Remove deletes the deadline (due, k) and reports whether it was there.
-func (x *Index[V]) Remove(due int64, k store.Key) bool {
-	_, ok := x.t.Delete(Item[V]{Due: due, Key: k})
+func (x *Index) Remove(due int64, k store.Key) bool {
+	_, ok := x.t.Delete(Item{Due: due, Seq: k.Seq, Copy: k.Copy})
 	return ok
 }
 
 // Min returns the earliest deadline; ok is false when the index is empty.
-func (x *Index[V]) Min() (it Item[V], ok bool) {
+func (x *Index) Min() (it Item, ok bool) {
 	return x.t.Min()
 }
 
 // Next returns the earliest deadline's instant, or store.Never when the index
 // is empty.
-func (x *Index[V]) Next() int64 {
+func (x *Index) Next() int64 {
 	it, ok := x.t.Min()
 	if !ok {
 		return store.Never
@@ -65,4 +71,4 @@ func (x *Index[V]) Next() int64 {
 }
 
 // Len returns the number of deadlines.
-func (x *Index[V]) Len() int { return x.t.Len() }
+func (x *Index) Len() int { return x.t.Len() }

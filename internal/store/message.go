@@ -89,6 +89,8 @@ type Message struct {
 	// its lock ends unsettled it returns to Deferred (SEMANTICS L6).
 	FromDeferral bool
 	Deliveries   uint32
+	// Slot is the message's slot in its entity's Arena, 0 when in none.
+	Slot uint32
 	// Due is the instant of the message's one pending deadline (lock end,
 	// expiry or activation), or Never.
 	Due int64

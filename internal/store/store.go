@@ -7,18 +7,21 @@
 // deferred, scheduled), so that a receive never walks past held messages and
 // a peek merges two ordered walks.
 //
-// Streams are not safe for concurrent use: the entity that owns a stream
-// guards it with its own mutex. The [Stream] interface is the seam for a
-// durable store; [NewStream] returns the in-memory one.
+// The indexes hold a message's key and its slot in the entity's [Arena], no
+// pointer. Streams are not safe for concurrent use: the entity that owns a
+// stream guards it with its own mutex. The [Stream] interface is the seam
+// for a durable store; [NewStream] returns the in-memory one.
 package store
 
 import "github.com/google/btree"
 
 // Stream is one ordered stream of messages.
 type Stream interface {
-	// Add puts m into the stream in m.State. m.Key must not be in the stream.
+	// Add puts m into the stream in m.State, and into the stream's arena if
+	// it is in none. m.Key must not be in the stream.
 	Add(m *Message)
-	// Remove takes m out of the stream. It does nothing if m is not in it.
+	// Remove takes m out of the stream (not out of the arena). It does
+	// nothing if m is not in it.
 	Remove(m *Message)
 	// SetState moves m, which must be in the stream, to state s.
 	SetState(m *Message, s State)
@@ -42,23 +45,31 @@ type Stream interface {
 // degree is the btree degree: nodes hold up to 2*degree-1 items.
 const degree = 32
 
+// item is a message's key and arena slot: 16 bytes, no pointer.
 type item struct {
-	k Key
-	m *Message
+	seq  int64
+	cp   uint32
+	slot uint32
 }
 
-func lessItem(a, b item) bool { return a.k.Less(b.k) }
+func itemOf(m *Message) item { return item{m.Key.Seq, m.Key.Copy, m.Slot} }
+func keyItem(k Key) item     { return item{seq: k.Seq, cp: k.Copy} }
+func (it item) key() Key     { return Key{it.seq, it.cp} }
+
+func lessItem(a, b item) bool { return a.seq < b.seq || (a.seq == b.seq && a.cp < b.cp) }
 
 // memStream is the in-memory Stream.
 type memStream struct {
+	arena *Arena
 	avail *btree.BTreeG[item] // State Available
 	held  *btree.BTreeG[item] // every other state
 	buf   []item              // Ascend's chunk, kept between calls
 }
 
-// NewStream returns an empty in-memory stream.
-func NewStream() Stream {
+// NewStream returns an empty in-memory stream whose messages live in arena.
+func NewStream(arena *Arena) Stream {
 	return &memStream{
+		arena: arena,
 		avail: btree.NewG(degree, lessItem),
 		held:  btree.NewG(degree, lessItem),
 	}
@@ -72,19 +83,20 @@ func (s *memStream) tree(st State) *btree.BTreeG[item] {
 }
 
 func (s *memStream) Add(m *Message) {
-	s.tree(m.State).ReplaceOrInsert(item{m.Key, m})
+	s.arena.Put(m)
+	s.tree(m.State).ReplaceOrInsert(itemOf(m))
 }
 
 func (s *memStream) Remove(m *Message) {
-	s.tree(m.State).Delete(item{k: m.Key})
+	s.tree(m.State).Delete(keyItem(m.Key))
 }
 
 func (s *memStream) SetState(m *Message, st State) {
 	from, to := s.tree(m.State), s.tree(st)
 	m.State = st
 	if from != to {
-		from.Delete(item{k: m.Key})
-		to.ReplaceOrInsert(item{m.Key, m})
+		from.Delete(keyItem(m.Key))
+		to.ReplaceOrInsert(itemOf(m))
 	}
 }
 
@@ -93,7 +105,7 @@ func (s *memStream) First() *Message {
 	if !ok {
 		return nil
 	}
-	return it.m
+	return s.arena.At(it.slot)
 }
 
 func (s *memStream) Take() *Message {
@@ -101,15 +113,15 @@ func (s *memStream) Take() *Message {
 	if !ok {
 		return nil
 	}
-	return it.m
+	return s.arena.At(it.slot)
 }
 
 func (s *memStream) Get(k Key) *Message {
-	if it, ok := s.held.Get(item{k: k}); ok {
-		return it.m
+	if it, ok := s.held.Get(keyItem(k)); ok {
+		return s.arena.At(it.slot)
 	}
-	if it, ok := s.avail.Get(item{k: k}); ok {
-		return it.m
+	if it, ok := s.avail.Get(keyItem(k)); ok {
+		return s.arena.At(it.slot)
 	}
 	return nil
 }
@@ -122,40 +134,39 @@ func (s *memStream) Ascend(from Key, fn func(*Message) bool) {
 		s.buf = make([]item, 0, chunk)
 	}
 	buf := s.buf
-	defer clear(buf[:cap(buf)]) // drop the pointers it held
 	next := from
 	for {
 		// Collect up to chunk held items from next.
 		buf = buf[:0]
-		s.held.AscendGreaterOrEqual(item{k: next}, func(it item) bool {
+		s.held.AscendGreaterOrEqual(keyItem(next), func(it item) bool {
 			buf = append(buf, it)
 			return len(buf) < chunk
 		})
 		// Available items below the first held item... interleaved.
 		var stop bool
 		emit := func(it item) bool {
-			if !fn(it.m) {
+			if !fn(s.arena.At(it.slot)) {
 				stop = true
 				return false
 			}
 			return true
 		}
 		if len(buf) == 0 {
-			s.avail.AscendGreaterOrEqual(item{k: next}, emit)
+			s.avail.AscendGreaterOrEqual(keyItem(next), emit)
 			return
 		}
 		for _, h := range buf {
-			s.avail.AscendRange(item{k: next}, h, emit)
+			s.avail.AscendRange(keyItem(next), h, emit)
 			if stop || !emit(h) {
 				return
 			}
-			next = Key{h.k.Seq, h.k.Copy + 1}
-			if h.k.Copy == ^uint32(0) {
-				next = Key{h.k.Seq + 1, 0}
+			next = Key{h.seq, h.cp + 1}
+			if h.cp == ^uint32(0) {
+				next = Key{h.seq + 1, 0}
 			}
 		}
 		if len(buf) < chunk {
-			s.avail.AscendGreaterOrEqual(item{k: next}, emit)
+			s.avail.AscendGreaterOrEqual(keyItem(next), emit)
 			return
 		}
 	}

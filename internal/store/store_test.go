@@ -33,7 +33,7 @@ func TestKeyOrder(t *testing.T) {
 // Equal sequence numbers with different copy ordinals are different items:
 // the btree keeps both (STYLE.md practice 10).
 func TestCopiesAreDistinct(t *testing.T) {
-	s := NewStream()
+	s := NewStream(NewArena())
 	s.Add(msg(1, 0, Available))
 	s.Add(msg(1, 1, Available))
 	s.Add(msg(1, 2, Deferred))
@@ -43,7 +43,7 @@ func TestCopiesAreDistinct(t *testing.T) {
 }
 
 func TestFirstAndSetState(t *testing.T) {
-	s := NewStream()
+	s := NewStream(NewArena())
 	require.Nil(t, s.First())
 	a, b := msg(1, 0, Available), msg(2, 0, Available)
 	s.Add(b)
@@ -70,7 +70,7 @@ func TestFirstAndSetState(t *testing.T) {
 func TestAscendMergesStates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 50 {
-		s := NewStream()
+		s := NewStream(NewArena())
 		var all []Key
 		n := rng.IntN(400)
 		for i := range n {
