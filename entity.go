@@ -2,6 +2,7 @@ package minibus
 
 import (
 	"context"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -72,8 +73,10 @@ type entity struct {
 	// localNext is a lower bound of the earliest deadline, idle included.
 	localNext int64
 	// arena holds every message of the entity, so that the indexes refer to
-	// them by slot (internal/store).
-	arena *store.Arena
+	// them by slot (internal/store). A lock token carries its message's slot
+	// masked with tokenMask (lock.go).
+	arena     *store.Arena
+	tokenMask uint32
 	// deadlines holds every pending message deadline (SEMANTICS T3).
 	deadlines *deadline.Index
 	// sub holds the main, dead-letter and transfer dead-letter queues,
@@ -113,6 +116,7 @@ func newEntity(ns *Namespace, kind entityKind, name string, c cfg, now int64) *e
 		lastActivation: store.Unset,
 		localNext:      store.Never,
 		arena:          store.NewArena(),
+		tokenMask:      rand.Uint32(),
 		deadlines:      deadline.New(),
 	}
 	e.schedDue.Store(store.Never)
@@ -335,10 +339,8 @@ type subQueue struct {
 	kind   SubQueue
 	stream store.Stream
 	// count is the number of messages by state; bytes their total size.
-	count [store.NumStates]int64
-	bytes int64
-	// tokens finds locked messages by lock token (SEMANTICS L10).
-	tokens  map[[16]byte]*store.Message
+	count   [store.NumStates]int64
+	bytes   int64
 	waiters waitList
 }
 
@@ -347,7 +349,6 @@ func newSubQueue(e *entity, kind SubQueue) *subQueue {
 		e:      e,
 		kind:   kind,
 		stream: store.NewStream(e.arena),
-		tokens: make(map[[16]byte]*store.Message),
 	}
 }
 

@@ -20,27 +20,44 @@ func (e *entity) lockLocked(q *subQueue, m *store.Message, now int64) {
 func (e *entity) grantLocked(q *subQueue, m *store.Message, now int64) {
 	m.FromDeferral = false
 	m.LockedUntil = addSat(now, e.cfg.lockDuration)
-	m.Token = q.newToken()
-	q.tokens[m.Token] = m
+	m.Token = e.newToken(m)
 	e.setDueLocked(m, m.LockedUntil)
 }
 
-// newToken returns a random lock token that is not zero and not held by
-// another message of q.
-func (q *subQueue) newToken() [16]byte {
-	for {
-		var t [16]byte
-		putUint64(t[:8], rand.Uint64())
-		putUint64(t[8:], rand.Uint64())
-		if _, taken := q.tokens[t]; !taken && t != ([16]byte{}) {
-			return t
-		}
+// newToken returns a lock token for m: its arena slot, masked, then 96
+// random bits. The slot makes the token unique among the entity's locked
+// messages and finds the message without a map (lockedBy); the random bits
+// make every delivery's token new and unguessable.
+func (e *entity) newToken(m *store.Message) [16]byte {
+	var t [16]byte
+	putUint32(t[:4], m.Slot^e.tokenMask)
+	putUint32(t[4:8], rand.Uint32()|1) // never all zero
+	putUint64(t[8:], rand.Uint64())
+	return t
+}
+
+// lockedBy returns the message of q locked under token, or nil (SEMANTICS
+// L4, L10).
+func (e *entity) lockedBy(q *subQueue, token [16]byte) *store.Message {
+	m := e.arena.Lookup(getUint32(token[:4]) ^ e.tokenMask)
+	if m == nil || m.State != store.Locked || m.Sub != uint8(q.kind) || m.Token != token {
+		return nil
 	}
+	return m
+}
+
+func putUint32(b []byte, v uint32) {
+	for i := range 4 {
+		b[i] = byte(v >> (8 * i))
+	}
+}
+
+func getUint32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
 // unlockLocked drops m's lock and its lock deadline.
 func (e *entity) unlockLocked(q *subQueue, m *store.Message) {
-	delete(q.tokens, m.Token)
 	m.Token = [16]byte{}
 	m.LockedUntil = 0
 	e.setDueLocked(m, store.Never)
@@ -152,7 +169,7 @@ func (r *Receiver) settle(ctx context.Context, msg *ReceivedMessage, op settleOp
 	}
 	e := r.e
 	defer e.mu.Unlock()
-	m := q.tokens[msg.LockToken]
+	m := e.lockedBy(q, msg.LockToken)
 	if m == nil || now >= m.LockedUntil {
 		return errorf(ErrLockLost, q.describe(), "%s", tokenString(msg.LockToken))
 	}

@@ -41,8 +41,17 @@ func (a *Arena) Free(m *Message) {
 	m.Slot = 0
 }
 
-// At returns the message in slot s.
+// At returns the message in slot s, which must be in use.
 func (a *Arena) At(s uint32) *Message { return a.msgs[s] }
+
+// Lookup returns the message in slot s, or nil when s is not in use: s may
+// come from outside (a lock token).
+func (a *Arena) Lookup(s uint32) *Message {
+	if s == 0 || int(s) >= len(a.msgs) {
+		return nil
+	}
+	return a.msgs[s]
+}
 
 // Len returns the number of messages in the arena.
 func (a *Arena) Len() int { return len(a.msgs) - 1 - len(a.free) }
