@@ -1,0 +1,45 @@
+// Package bench measures minibus against other in-process brokers on the
+// same machine, in the same process, with the same workloads.
+//
+// It is a module of its own (github.com/minibus-go/minibus/bench, with a
+// replace of minibus by ../) so that minibus never depends on the brokers it
+// is compared with.
+//
+// # Running
+//
+// From the repository root:
+//
+//	bench/run.sh                 # the full matrix, 3 repetitions: writes bench/RESULTS.md
+//	BENCH_QUICK=1 bench/run.sh   # 1/100 of the counts, seconds instead of minutes
+//
+// run.sh runs cmd/minibench once per workload (W1 … W7), each process
+// running every peer in turn for each repetition, then writes RESULTS.md
+// from the JSON files the processes left in bench/results/. Its header
+// lists the environment variables that shrink or filter a run.
+//
+// # Peers
+//
+// A [Peer] makes fresh broker instances; each adapter file
+// (adapter_minibus.go, adapter_chan.go, adapter_btree.go,
+// adapter_watermill.go, adapter_nats.go, adapter_goqite.go) says in its doc
+// comment how it drives its broker. Sends are settled everywhere: Send
+// returns once the broker accepted the message. Optional interfaces say what
+// else a queue can do: [Scheduler], [Counter], [OffHeap]; a [TopicPeer] can
+// fan out (W6).
+//
+// # Workloads
+//
+// Each workload (w_*.go) is a [Workload] whose Run takes a peer and a
+// message count. [RunWorkload] repeats it over the peers under a per-run
+// timeout and a stall watchdog (a run in which no message went through for
+// a minute is cancelled and recorded as a stall), and [WriteReport] turns
+// the results into markdown tables with medians, min–max and minibus/peer
+// ratios.
+//
+// # Tests
+//
+// The tests move a few hundred messages through every adapter and run every
+// workload on every peer at its smallest count; they check outcomes, never
+// timings. goleak checks that every broker shuts down without leaving a
+// goroutine behind.
+package bench

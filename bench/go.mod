@@ -1,0 +1,34 @@
+module github.com/minibus-go/minibus/bench
+
+go 1.26.0
+
+replace github.com/minibus-go/minibus => ../
+
+require (
+	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
+	github.com/google/go-tpm v0.9.8 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/lithammer/shortuuid/v3 v3.0.7 // indirect
+	github.com/minio/highwayhash v1.0.4 // indirect
+	github.com/nats-io/jwt/v2 v2.8.2 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/oklog/ulid v1.3.1 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
+)
+
+require (
+	github.com/ThreeDotsLabs/watermill v1.5.1
+	github.com/benbjohnson/clock v1.3.5
+	github.com/google/btree v1.1.3
+	github.com/mattn/go-sqlite3 v1.14.52
+	github.com/minibus-go/minibus v0.0.0
+	github.com/nats-io/nats-server/v2 v2.15.2
+	github.com/nats-io/nats.go v1.55.0
+	go.uber.org/goleak v1.3.0
+	maragu.dev/goqite v0.4.0
+)

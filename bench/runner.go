@@ -1,0 +1,240 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"time"
+)
+
+// Status says how one run ended.
+type Status string
+
+// The ways a run ends.
+const (
+	StatusOK       Status = "ok"
+	StatusNA       Status = "n/a"           // the peer cannot do this workload
+	StatusNotBuilt Status = "not built yet" // minibus does not have the feature yet
+	StatusStall    Status = "stall"         // no progress for RunOptions.StallAfter
+	StatusTimeout  Status = "timeout"       // longer than RunOptions.RunTimeout
+	StatusError    Status = "error"
+)
+
+// Result is one run of one workload on one peer.
+type Result struct {
+	Workload string  `json:"workload"`
+	Peer     string  `json:"peer"`
+	Rep      int     `json:"rep"` // 1-based
+	N        int     `json:"n"`
+	Status   Status  `json:"status"`
+	Error    string  `json:"error,omitempty"`
+	Metrics  Metrics `json:"metrics,omitempty"`
+	Seconds  float64 `json:"seconds"` // wall time of the run, setup included
+	// LongestPause is the longest stretch in seconds without any message
+	// going through, outside deliberate quiet phases (GC, the W7 jump).
+	LongestPause float64 `json:"longest_pause"`
+	// OtherCPU is how many CPUs other processes kept busy on average during
+	// the run (-1 if unknown): the machine may be shared.
+	OtherCPU float64 `json:"other_cpu"`
+	// Abandoned is set when the run did not return after being cancelled:
+	// its goroutines were left running in the process.
+	Abandoned bool `json:"abandoned,omitempty"`
+}
+
+// RunOptions say how to run a workload.
+type RunOptions struct {
+	// Reps is the number of repetitions; each runs every peer in turn.
+	// Default 3.
+	Reps int
+	// Scale multiplies each workload's full message count. Default 1.
+	Scale float64
+	// Peers are the peers to run. Default: all of [Peers].
+	Peers []Peer
+	// RunTimeout bounds one run. Default 5 minutes.
+	RunTimeout time.Duration
+	// StallAfter cancels a run in which no message went through for this
+	// long. Default 60 s (beyond NATS's 30 s ack wait, so that a redelivery
+	// can still rescue a run).
+	StallAfter time.Duration
+	// Log receives a line per run; nil discards.
+	Log io.Writer
+}
+
+// cancelGrace is how long a cancelled run has to return before it is
+// abandoned.
+const cancelGrace = 30 * time.Second
+
+func (o RunOptions) withDefaults() RunOptions {
+	if o.Reps <= 0 {
+		o.Reps = 3
+	}
+	if o.Scale <= 0 {
+		o.Scale = 1
+	}
+	if o.Peers == nil {
+		o.Peers = Peers()
+	}
+	if o.RunTimeout <= 0 {
+		o.RunTimeout = 5 * time.Minute
+	}
+	if o.StallAfter <= 0 {
+		o.StallAfter = 60 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
+}
+
+// Count is w's message count at scale.
+func (w *Workload) Count(scale float64) int {
+	return max(int(float64(w.N)*scale), w.MinN)
+}
+
+// CountFor is w's message count at scale for peer p: Count, divided by the
+// peer's reduction where w is reducible and p a [Reducer].
+func (w *Workload) CountFor(p Peer, scale float64) int {
+	n := w.Count(scale)
+	if r, ok := p.(Reducer); ok && w.Reducible && r.Reduction() > 1 {
+		n = max(n/r.Reduction(), w.MinN)
+	}
+	return n
+}
+
+// RunWorkload runs w opts.Reps times; each repetition runs every peer in
+// turn, starting one peer further along the list each time so that no peer
+// always runs first. It calls emit after every run, and returns when all
+// have run or ctx ends.
+func RunWorkload(ctx context.Context, w *Workload, opts RunOptions, emit func(Result)) {
+	opts = opts.withDefaults()
+	peers := opts.Peers
+	if w.MinibusOnly {
+		peers = nil
+		for _, p := range opts.Peers {
+			if _, ok := p.(MinibusPeer); ok {
+				peers = append(peers, p)
+			}
+		}
+	}
+	for rep := range opts.Reps {
+		for i := range peers {
+			if ctx.Err() != nil {
+				return
+			}
+			p := peers[(i+rep)%len(peers)]
+			res := RunOnce(ctx, w, p, w.CountFor(p, opts.Scale), opts)
+			res.Rep = rep + 1
+			fmt.Fprintf(opts.Log, "%s rep %d %-9s %-13s %6.1fs others %4.2f CPUs  %s%s\n", w.ID, res.Rep, p.Name(), res.Status, res.Seconds, res.OtherCPU, formatMetrics(w, res.Metrics), res.Error)
+			emit(res)
+			settle()
+		}
+	}
+}
+
+// settle returns the memory of the last run to the OS so that the next run
+// starts from a small heap.
+func settle() {
+	runtime.GC()
+	debug.FreeOSMemory()
+}
+
+// RunOnce runs w once on p with n messages, under a hard timeout and a stall
+// watchdog.
+func RunOnce(ctx context.Context, w *Workload, p Peer, n int, opts RunOptions) Result {
+	opts = opts.withDefaults()
+	res := Result{Workload: w.ID, Peer: p.Name(), N: n}
+	ctx, cancel := context.WithTimeout(ctx, opts.RunTimeout)
+	defer cancel()
+
+	type outcome struct {
+		m   Metrics
+		err error
+	}
+	env := NewEnv(n)
+	done := make(chan outcome, 1)
+	cpu0 := sampleCPU()
+	start := time.Now()
+	go func() {
+		m, err := w.Run(ctx, env, p)
+		done <- outcome{m, err}
+	}()
+
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	last, lastChange := env.progress.Load(), start
+	var longest time.Duration
+	stalled := false
+	finish := func(o outcome) Result {
+		wall := time.Since(start)
+		res.Seconds = wall.Seconds()
+		res.OtherCPU = otherCores(cpu0, sampleCPU(), wall)
+		res.LongestPause = longest.Seconds()
+		switch {
+		case o.err == nil:
+			res.Status, res.Metrics = StatusOK, o.m
+		case stalled:
+			res.Status = StatusStall
+			res.Error = fmt.Sprintf("no message went through for %v (after %d); cancelled", opts.StallAfter, env.progress.Load())
+		case errors.Is(o.err, ErrNotBuilt):
+			res.Status = StatusNotBuilt
+		case errors.Is(o.err, ErrNotSupported):
+			res.Status = StatusNA
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			res.Status = StatusTimeout
+			res.Error = fmt.Sprintf("longer than %v; cancelled", opts.RunTimeout)
+		default:
+			res.Status, res.Error = StatusError, o.err.Error()
+		}
+		return res
+	}
+	for {
+		select {
+		case o := <-done:
+			return finish(o)
+		case now := <-tick.C:
+			cur := env.progress.Load()
+			if cur != last || env.idle.Load() > 0 {
+				if cur != last {
+					longest = max(longest, now.Sub(lastChange))
+				}
+				last, lastChange = cur, now
+				continue
+			}
+			if now.Sub(lastChange) < opts.StallAfter {
+				continue
+			}
+			stalled = true
+			longest = max(longest, now.Sub(lastChange))
+			cancel()
+		case <-ctx.Done():
+		}
+		// Cancelled by the watchdog or the timeout: give the run a grace
+		// period to return.
+		select {
+		case o := <-done:
+			return finish(o)
+		case <-time.After(cancelGrace):
+			res = finish(outcome{err: ctx.Err()})
+			res.Abandoned = true
+			res.Error += fmt.Sprintf("; did not return within %v of the cancel: abandoned", cancelGrace)
+			return res
+		}
+	}
+}
+
+// formatMetrics prints a run's figures for the log.
+func formatMetrics(w *Workload, m Metrics) string {
+	s := ""
+	for _, c := range w.Columns {
+		if v, ok := m[c.Key]; ok {
+			s += fmt.Sprintf("%s=%s ", c.Header, formatValue(c.Kind, v))
+		}
+	}
+	if d := m["dups"]; d > 0 {
+		s += fmt.Sprintf("dups=%.0f ", d)
+	}
+	return s
+}
