@@ -25,6 +25,10 @@ type Namespace struct {
 	clock clock.Clock
 	log   *slog.Logger
 	loc   *time.Location
+	// epoch is the clock's time at NewNamespace; instants are measured from
+	// it (catchup.go, clockNow).
+	epoch      time.Time
+	epochNanos int64
 
 	// done is closed by Close: blocked calls select on it.
 	done   chan struct{}
@@ -50,12 +54,15 @@ func NewNamespace(opts ...Option) *Namespace {
 			opt(&o)
 		}
 	}
+	epoch := o.clock.Now()
 	ns := &Namespace{
-		clock:    o.clock,
-		log:      o.logger,
-		loc:      o.clock.Now().Location(),
-		done:     make(chan struct{}),
-		entities: make(map[string]*entity),
+		clock:      o.clock,
+		log:        o.logger,
+		loc:        epoch.Location(),
+		epoch:      epoch,
+		epochNanos: nanos(epoch),
+		done:       make(chan struct{}),
+		entities:   make(map[string]*entity),
 	}
 	ns.sched.init()
 	return ns

@@ -51,6 +51,12 @@ type entity struct {
 	// lastActivity is the instant of the last activity (SEMANTICS A2). It is
 	// atomic because a subscription's activity is also its topic's.
 	lastActivity atomic.Int64
+	// watchers counts the receivers blocked on the entity (for a topic, on
+	// its subscriptions); inWatchSet says the scheduler knows it (catchup.go).
+	watchers   atomic.Int32
+	inWatchSet atomic.Bool
+	// gone is set, under mu, when the entity is deleted.
+	gone atomic.Bool
 
 	mu sync.Mutex
 	// Guarded by mu:
@@ -310,6 +316,7 @@ func (e *entity) deleteLocked() {
 		return
 	}
 	e.deleted = true
+	e.gone.Store(true)
 	for _, q := range e.sub {
 		if q != nil {
 			q.waiters.wakeAll()

@@ -3,6 +3,7 @@ package minibus
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -113,7 +114,7 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 		return nil, errorf(ErrInvalidArgument, r.describe(), "maxMessages %d is less than 1", maxMessages)
 	}
 	e := r.e
-	for {
+	for spins := 0; ; spins++ {
 		q, now, err := r.enterReceive(ctx)
 		if err != nil {
 			return nil, err
@@ -125,6 +126,13 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 			e.mu.Unlock()
 			finishCopies(out)
 			return out, nil
+		}
+		if spins < receiveSpins {
+			// A sender is likely a moment away: yielding once is much
+			// cheaper than parking and being woken.
+			e.mu.Unlock()
+			runtime.Gosched()
+			continue
 		}
 		w := r.waiter()
 		q.waiters.add(w)
@@ -160,14 +168,18 @@ func (r *Receiver) waiter() *waiter {
 
 var errReceiverClosed = errorf(ErrClosed, "receiver", "")
 
+// receiveSpins is how many times an empty receive yields the processor and
+// looks again before it blocks.
+const receiveSpins = 2
+
 // wait blocks until w is woken, a deadline of e is due (the caller then
 // catches up), ctx ends, done is closed or the namespace closes.
 // woken reports that the waiter was taken off its list by a wake-up; when
 // false, the caller must take it off. err is nil when the caller should look
 // again.
 func (ns *Namespace) wait(ctx context.Context, e *entity, w *waiter, done <-chan struct{}) (woken bool, err error) {
-	due := ns.watch(e, 1)
-	defer ns.watch(e, -1)
+	due := ns.watch(e)
+	defer ns.unwatch(e)
 	if due {
 		return false, nil
 	}
