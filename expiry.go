@@ -25,4 +25,5 @@ func (e *entity) expireLocked(q *subQueue, m *store.Message, at int64) {
 		return
 	}
 	q.remove(m)
+	store.Recycle(m)
 }

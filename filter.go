@@ -349,7 +349,7 @@ func (ns *Namespace) filterView(m *store.Message, at, ttl int64) sqlfilter.Messa
 // applyView returns a copy of m changed as an action changed its view from
 // orig to v.
 func applyView(m *store.Message, orig, v *sqlfilter.Message) *store.Message {
-	c := *m
+	c := m.Copy()
 	if v.MessageID != orig.MessageID {
 		c.MessageID, c.IDSeed = v.MessageID, 0
 	}
@@ -366,6 +366,6 @@ func applyView(m *store.Message, orig, v *sqlfilter.Message) *store.Message {
 	if h != (store.Headers{}) {
 		c.Headers = &h
 	}
-	c.Size = messageSize(&c)
-	return &c
+	c.Size = messageSize(c)
+	return c
 }

@@ -183,6 +183,7 @@ func (r *Receiver) settle(ctx context.Context, msg *ReceivedMessage, op settleOp
 	case opComplete:
 		e.unlockLocked(q, m)
 		q.remove(m)
+		store.Recycle(m)
 	case opAbandon:
 		e.lockEndedLocked(q, m, now)
 	case opDeadLetter:

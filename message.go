@@ -94,6 +94,9 @@ type ReceivedMessage struct {
 	// idSeed, when not zero, is the seed of the broker-made MessageID that
 	// finishCopies writes.
 	idSeed uint64
+	// pinned is the stored message whose body finishCopies copies; it was
+	// pinned against recycling (internal/store/recycle.go).
+	pinned *store.Message
 	// origin is the sub-queue a peek-lock delivery came from, so that
 	// settling through another entity is ErrInvalidArgument rather than
 	// ErrLockLost. nil for messages built by the caller.
@@ -151,16 +154,15 @@ func newRecord(e *entity, msg *Message, i int) (*store.Message, error) {
 	if err != nil {
 		return nil, errorf(ErrInvalidArgument, e.describe(), "message %d: %v", i, err)
 	}
-	m := &store.Message{
-		MessageID: msg.MessageID,
-		SessionID: msg.SessionID,
-		Body:      bytes.Clone(msg.Body),
-		Props:     props,
-		TTL:       int64(msg.TimeToLive),
-		Scheduled: store.Unset,
-		Due:       store.Never,
-		Expires:   store.Never,
-	}
+	m := store.NewMessage() // a recycled one, with room for a body
+	m.MessageID = msg.MessageID
+	m.SessionID = msg.SessionID
+	m.Body = copyBody(m.Body, msg.Body)
+	m.Props = props
+	m.TTL = int64(msg.TimeToLive)
+	m.Scheduled = store.Unset
+	m.Due = store.Never
+	m.Expires = store.Never
 	if !msg.ScheduledEnqueueTime.IsZero() {
 		m.Scheduled = nanos(msg.ScheduledEnqueueTime)
 	}
@@ -181,6 +183,18 @@ func newRecord(e *entity, msg *Message, i int) (*store.Message, error) {
 	}
 	m.Size = messageSize(m)
 	return m, nil
+}
+
+// copyBody copies body into room's capacity when it fits; nil stays nil and
+// empty stays empty.
+func copyBody(room, body []byte) []byte {
+	if body == nil {
+		return nil
+	}
+	if cap(room) < len(body) {
+		return bytes.Clone(body)
+	}
+	return append(room[:0], body...)
 }
 
 // checkMessage checks the fields of a message that need no entity.

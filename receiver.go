@@ -227,6 +227,8 @@ func (e *entity) takeLocked(q *subQueue, max int, mode ReceiveMode, now int64) [
 // because a stored body or property map is never changed, only replaced.
 func (e *entity) fillLocked(rm *ReceivedMessage, m *store.Message, state MessageState) {
 	ns := e.ns
+	m.Pin()
+	rm.pinned = m
 	rm.idSeed = 0
 	if m.MessageID == "" {
 		rm.idSeed = m.IDSeed
@@ -288,6 +290,13 @@ func finishCopies(out []*ReceivedMessage) {
 			rm.Body, buf = buf[:n:n], buf[n:]
 		}
 		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
+		if m := rm.pinned; m != nil {
+			rm.pinned = nil
+			m.Unpin()
+			if rm.how == obtainedDeleted {
+				store.Recycle(m) // received and deleted: nobody else has it
+			}
+		}
 	}
 	if ids == 0 {
 		return

@@ -63,6 +63,7 @@ func (e *entity) cancelScheduled(ctx context.Context, seqs []int64) error {
 	for _, m := range found {
 		e.setDueLocked(m, store.Never)
 		q.remove(m)
+		store.Recycle(m)
 	}
 	e.touchLocked(now)
 	e.rescheduleLocked() // the idle deadline may return (SEMANTICS A2)

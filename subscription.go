@@ -440,20 +440,17 @@ func (s *entity) matchLocked(plan []copyPlan, m *store.Message, view *sqlfilter.
 	copyNo := uint32(0)
 	add := func(c *store.Message, dlq bool, desc string) {
 		c.Key = store.Key{Seq: m.Key.Seq, Copy: copyNo}
-		c.Slot = 0 // a new message, in no arena yet
 		copyNo++
 		plan = append(plan, copyPlan{sub: s, m: c, dlq: dlq, desc: desc})
 	}
 	if plain {
-		c := *m
-		add(&c, false, "")
+		add(m.Copy(), false, "")
 	}
 	for _, c := range actions {
 		add(c, false, "")
 	}
 	if failure != nil && s.cfg.dlOnFilterError {
-		c := *m
-		add(&c, true, failure.Error())
+		add(m.Copy(), true, failure.Error())
 	}
 	return plan
 }

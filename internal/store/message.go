@@ -91,6 +91,12 @@ type Message struct {
 	Deliveries   uint32
 	// Slot is the message's slot in its entity's Arena, 0 when in none.
 	Slot uint32
+	// pins counts the copies being made from the message outside its
+	// entity's lock (recycle.go).
+	pins int32
+	// SharedBody is set when topic copies share the body: the message is
+	// then never recycled.
+	SharedBody bool
 	// Due is the instant of the message's one pending deadline (lock end,
 	// expiry or activation), or Never.
 	Due int64
