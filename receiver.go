@@ -3,7 +3,6 @@ package minibus
 import (
 	"bytes"
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -114,7 +113,7 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 		return nil, errorf(ErrInvalidArgument, r.describe(), "maxMessages %d is less than 1", maxMessages)
 	}
 	e := r.e
-	for spins := 0; ; spins++ {
+	for {
 		q, now, err := r.enterReceive(ctx)
 		if err != nil {
 			return nil, err
@@ -126,13 +125,6 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 			e.mu.Unlock()
 			finishCopies(out)
 			return out, nil
-		}
-		if spins < receiveSpins {
-			// A sender is likely a moment away: yielding once is much
-			// cheaper than parking and being woken.
-			e.mu.Unlock()
-			runtime.Gosched()
-			continue
 		}
 		w := r.waiter()
 		q.waiters.add(w)
@@ -167,10 +159,6 @@ func (r *Receiver) waiter() *waiter {
 }
 
 var errReceiverClosed = errorf(ErrClosed, "receiver", "")
-
-// receiveSpins is how many times an empty receive yields the processor and
-// looks again before it blocks.
-const receiveSpins = 2
 
 // wait blocks until w is woken, a deadline of e is due (the caller then
 // catches up), ctx ends, done is closed or the namespace closes.
