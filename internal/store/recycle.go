@@ -12,9 +12,9 @@ import (
 //
 // The rule that makes it safe: a Message is recycled only once nothing can
 // reach it. Its entity has let go of it (it is in no arena and no index),
-// its body is its own (not shared with a topic's other copies), and no
-// receive or peek is still copying from it: those pin the message under the
-// entity's lock and unpin it when their copy is done.
+// and no receive or peek is still copying from it: those pin the message
+// under the entity's lock and unpin it when their copy is done. A body that
+// a topic's copies share is never reused; their Message structs are.
 
 // maxPooledBody is the largest body buffer kept for reuse.
 const maxPooledBody = 64 << 10
@@ -26,14 +26,14 @@ var pool = sync.Pool{New: func() any { return new(Message) }}
 func NewMessage() *Message { return pool.Get().(*Message) }
 
 // Recycle gives m back for reuse if nothing can reach it: it must have left
-// its entity, and it is kept only when its body is its own and no copy is
-// pinning it. It reports whether m was recycled.
+// its entity and no copy may be pinning it. Its body's room is kept only
+// when the body is its own. It reports whether m was recycled.
 func Recycle(m *Message) bool {
-	if m.SharedBody || m.Slot != 0 || atomic.LoadInt32(&m.pins) != 0 {
+	if m.Slot != 0 || atomic.LoadInt32(&m.pins) != 0 {
 		return false
 	}
 	body := m.Body[:0]
-	if cap(body) > maxPooledBody {
+	if m.SharedBody || cap(body) > maxPooledBody {
 		body = nil
 	}
 	*m = Message{Body: body}
@@ -49,12 +49,13 @@ func (m *Message) Pin() { atomic.AddInt32(&m.pins, 1) }
 func (m *Message) Unpin() { atomic.AddInt32(&m.pins, -1) }
 
 // Copy returns a new Message that is a copy of m sharing m's body and
-// properties, for a topic's subscription: in no arena, unpinned, and marked
-// SharedBody so that neither it nor m is ever recycled.
+// properties, for a topic's subscription: in no arena, unpinned, and, like
+// m from now on, marked SharedBody so that the body is never reused.
 func (m *Message) Copy() *Message {
 	m.SharedBody = true
-	c := *m
+	c := NewMessage()
+	*c = *m
 	c.Slot = 0
 	c.pins = 0
-	return &c
+	return c
 }
