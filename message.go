@@ -92,11 +92,8 @@ type ReceivedMessage struct {
 	DeadLetterSource string
 
 	// idSeed, when not zero, is the seed of the broker-made MessageID that
-	// finishCopies writes.
+	// build writes.
 	idSeed uint64
-	// pinned is the stored message whose body finishCopies copies; it was
-	// pinned against recycling (internal/store/recycle.go).
-	pinned *store.Message
 	// origin is the sub-queue a peek-lock delivery came from, so that
 	// settling through another entity is ErrInvalidArgument rather than
 	// ErrLockLost. nil for messages built by the caller.

@@ -119,12 +119,12 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 			return nil, err
 		}
 		if q.stream.Available() > 0 {
-			out := e.takeLocked(q, maxMessages, r.mode, now)
+			var room [32]snapshot
+			snaps := e.takeLocked(q, maxMessages, r.mode, now, room[:0])
 			e.touchLocked(now)
 			e.accessed = now
 			e.mu.Unlock()
-			finishCopies(out)
-			return out, nil
+			return e.ns.build(snaps), nil
 		}
 		w := r.waiter()
 		q.waiters.add(w)
@@ -185,39 +185,109 @@ func (ns *Namespace) wait(ctx context.Context, e *entity, w *waiter, done <-chan
 
 // takeLocked takes up to max available messages from q, in sequence order:
 // locked in peek-lock mode (SEMANTICS L1), removed in receive-and-delete mode
-// (L7). Body and property copies are left to finishCopies, outside the lock.
-func (e *entity) takeLocked(q *subQueue, max int, mode ReceiveMode, now int64) []*ReceivedMessage {
+// (L7). It appends their snapshots to snaps; build makes the messages after
+// the lock is released.
+func (e *entity) takeLocked(q *subQueue, max int, mode ReceiveMode, now int64, snaps []snapshot) []snapshot {
 	n := min(max, q.stream.Available())
-	backing := make([]ReceivedMessage, n)
-	out := make([]*ReceivedMessage, n)
-	for i := range n {
+	for range n {
 		m := q.take()
 		m.Deliveries++
-		rm := &backing[i]
 		if mode == ReceiveModePeekLock {
 			m.State = store.Locked
 			q.add(m)
 			e.grantLocked(q, m, now)
-			rm.origin = q
-			rm.how = obtainedLocked
+			snaps = append(snaps, snap(m, MessageStateActive, obtainedLocked, q))
 		} else {
 			e.setDueLocked(m, store.Never)
-			rm.how = obtainedDeleted
+			snaps = append(snaps, snap(m, MessageStateActive, obtainedDeleted, nil))
 		}
-		e.fillLocked(rm, m, MessageStateActive)
-		out[i] = rm
+	}
+	return snaps
+}
+
+// snapshot is what a receive or peek reads of a stored message under the
+// entity's lock: the message, pinned so that it is not recycled, and its
+// fields that can change once the lock is released. The rest of the
+// message does not change while it is in the broker, so build reads it
+// without the lock.
+type snapshot struct {
+	m           *store.Message
+	props       map[string]any
+	dl          *store.DeadLetter
+	lockedUntil int64
+	token       [16]byte
+	deliveries  uint32
+	state       MessageState
+	how         obtained
+	origin      *subQueue
+}
+
+// snap takes a snapshot of m; call it under the entity's lock.
+func snap(m *store.Message, state MessageState, how obtained, origin *subQueue) snapshot {
+	m.Pin()
+	return snapshot{
+		m: m, props: m.Props, dl: m.DL, lockedUntil: m.LockedUntil, token: m.Token,
+		deliveries: m.Deliveries, state: state, how: how, origin: origin,
+	}
+}
+
+// build makes the caller's messages from snapshots, outside the entity's
+// lock (SEMANTICS V4): each gets its own body and properties (the bodies of
+// one call share one allocation, each capped at its own length, so that no
+// body can grow into another), and the broker-made message ids are written.
+// It unpins the stored messages, and recycles those that were received and
+// deleted: nobody else has them.
+func (ns *Namespace) build(snaps []snapshot) []*ReceivedMessage {
+	backing := make([]ReceivedMessage, len(snaps))
+	out := make([]*ReceivedMessage, len(snaps))
+	parts := make([][]byte, len(snaps))
+	ids := 0
+	for i := range snaps {
+		s := &snaps[i]
+		ns.fill(&backing[i], s)
+		out[i] = &backing[i]
+		parts[i] = s.m.Body
+		if backing[i].idSeed != 0 {
+			ids++
+		}
+	}
+	// bytes.Join allocates without zeroing what it then overwrites.
+	buf := bytes.Join(parts, nil)
+	for i, rm := range out {
+		if rm.Body != nil {
+			n := len(rm.Body)
+			rm.Body, buf = buf[:n:n], buf[n:]
+		}
+		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
+		m := snaps[i].m
+		snaps[i].m = nil
+		m.Unpin()
+		if rm.how == obtainedDeleted {
+			store.Recycle(m)
+		}
+	}
+	if ids > 0 {
+		idBuf := make([]byte, 0, ids*idLength)
+		for _, rm := range out {
+			if rm.idSeed != 0 {
+				idBuf = appendID(idBuf, rm.idSeed)
+			}
+		}
+		all := string(idBuf)
+		for _, rm := range out {
+			if rm.idSeed != 0 {
+				rm.MessageID, all = all[:idLength], all[idLength:]
+			}
+		}
 	}
 	return out
 }
 
-// fillLocked sets rm from m, sharing Body and ApplicationProperties with the
-// store: finishCopies copies them after the lock is released. That is safe
-// because a stored body or property map is never changed, only replaced.
-func (e *entity) fillLocked(rm *ReceivedMessage, m *store.Message, state MessageState) {
-	ns := e.ns
-	m.Pin()
-	rm.pinned = m
-	rm.idSeed = 0
+// fill sets rm from a snapshot and the unchanging fields of its message,
+// sharing Body and ApplicationProperties with the store until build copies
+// them.
+func (ns *Namespace) fill(rm *ReceivedMessage, s *snapshot) {
+	m := s.m
 	if m.MessageID == "" {
 		rm.idSeed = m.IDSeed
 	}
@@ -226,7 +296,7 @@ func (e *entity) fillLocked(rm *ReceivedMessage, m *store.Message, state Message
 		Body:                  m.Body,
 		SessionID:             m.SessionID,
 		TimeToLive:            durationOf(m.TTL),
-		ApplicationProperties: m.Props,
+		ApplicationProperties: s.props,
 	}
 	if m.Scheduled != store.Unset {
 		rm.ScheduledEnqueueTime = ns.toTime(m.Scheduled)
@@ -244,62 +314,18 @@ func (e *entity) fillLocked(rm *ReceivedMessage, m *store.Message, state Message
 	rm.EnqueuedSequenceNumber = m.EnqueuedSeq
 	rm.EnqueuedTime = ns.toTime(m.Enqueued)
 	rm.ExpiresAt = ns.toTime(m.Expires)
-	rm.DeliveryCount = m.Deliveries
-	rm.State = state
-	if rm.how == obtainedLocked {
-		rm.LockedUntil = ns.toTime(m.LockedUntil)
-		rm.LockToken = m.Token
+	rm.DeliveryCount = s.deliveries
+	rm.State = s.state
+	rm.how = s.how
+	rm.origin = s.origin
+	if s.how == obtainedLocked {
+		rm.LockedUntil = ns.toTime(s.lockedUntil)
+		rm.LockToken = s.token
 	}
-	if dl := m.DL; dl != nil {
+	if dl := s.dl; dl != nil {
 		rm.DeadLetterReason = dl.Reason
 		rm.DeadLetterErrorDescription = dl.Description
 		rm.DeadLetterSource = dl.Source
-	}
-}
-
-// finishCopies gives each message its own body and properties (SEMANTICS
-// V4), and writes the broker-made message ids. The bodies of one call share
-// one allocation, each capped at its own length, so that no body can grow
-// into another; the ids share one string.
-func finishCopies(out []*ReceivedMessage) {
-	ids := 0
-	parts := make([][]byte, len(out))
-	for i, rm := range out {
-		parts[i] = rm.Body
-		if rm.idSeed != 0 {
-			ids++
-		}
-	}
-	// bytes.Join allocates without zeroing what it then overwrites.
-	buf := bytes.Join(parts, nil)
-	for _, rm := range out {
-		if rm.Body != nil {
-			n := len(rm.Body)
-			rm.Body, buf = buf[:n:n], buf[n:]
-		}
-		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
-		if m := rm.pinned; m != nil {
-			rm.pinned = nil
-			m.Unpin()
-			if rm.how == obtainedDeleted {
-				store.Recycle(m) // received and deleted: nobody else has it
-			}
-		}
-	}
-	if ids == 0 {
-		return
-	}
-	idBuf := make([]byte, 0, ids*idLength)
-	for _, rm := range out {
-		if rm.idSeed != 0 {
-			idBuf = appendID(idBuf, rm.idSeed)
-		}
-	}
-	all := string(idBuf)
-	for _, rm := range out {
-		if rm.idSeed != 0 {
-			rm.MessageID, all = all[:idLength], all[idLength:]
-		}
 	}
 }
 
@@ -333,28 +359,17 @@ func (r *Receiver) PeekMessages(ctx context.Context, maxMessages int, opts *Peek
 	if from == 0 {
 		start = r.cursor
 	}
-	var found []*store.Message
+	var snaps []snapshot
 	q.stream.Ascend(start, func(m *store.Message) bool {
-		found = append(found, m)
-		return len(found) < maxMessages
+		snaps = append(snaps, snap(m, peekState(m.State), obtainedPeeked, nil))
+		return len(snaps) < maxMessages
 	})
-	backing := make([]ReceivedMessage, len(found))
-	out := make([]*ReceivedMessage, len(found))
-	var last store.Key
-	for i, m := range found {
-		rm := &backing[i]
-		rm.how = obtainedPeeked
-		e.fillLocked(rm, m, peekState(m.State))
-		out[i] = rm
-		last = m.Key
-	}
-	if from == 0 && len(out) > 0 {
-		r.cursor = nextKey(last)
+	if from == 0 && len(snaps) > 0 {
+		r.cursor = nextKey(snaps[len(snaps)-1].m.Key)
 	}
 	e.touchLocked(now)
 	e.mu.Unlock()
-	finishCopies(out)
-	return out, nil
+	return e.ns.build(snaps), nil
 }
 
 func peekState(s store.State) MessageState {
@@ -410,28 +425,22 @@ func (r *Receiver) ReceiveDeferredMessages(ctx context.Context, seqs []int64, op
 			return nil, errorf(ErrMessageNotFound, q.describe(), "sequence number %d is not a deferred message", seq)
 		}
 	}
-	backing := make([]ReceivedMessage, len(found))
-	out := make([]*ReceivedMessage, len(found))
-	for i, m := range found {
+	snaps := make([]snapshot, 0, len(found))
+	for _, m := range found {
 		m.Deliveries++
-		rm := &backing[i]
 		if r.mode == ReceiveModePeekLock {
 			e.lockLocked(q, m, now)
 			m.FromDeferral = true
-			rm.origin = q
-			rm.how = obtainedLocked
+			snaps = append(snaps, snap(m, MessageStateDeferred, obtainedLocked, q))
 		} else {
 			q.remove(m)
-			rm.how = obtainedDeleted
+			snaps = append(snaps, snap(m, MessageStateDeferred, obtainedDeleted, nil))
 		}
-		e.fillLocked(rm, m, MessageStateDeferred)
-		out[i] = rm
 	}
 	e.touchLocked(now)
 	e.accessed = now
 	e.mu.Unlock()
-	finishCopies(out)
-	return out, nil
+	return e.ns.build(snaps), nil
 }
 
 // checkSeqs checks a list of sequence numbers: not empty, each >= 1, none
