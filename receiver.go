@@ -206,12 +206,17 @@ func (e *entity) takeLocked(q *subQueue, max int, mode ReceiveMode, now int64, s
 }
 
 // snapshot is what a receive or peek reads of a stored message under the
-// entity's lock: the message, pinned so that it is not recycled, and its
-// fields that can change once the lock is released. The rest of the
-// message does not change while it is in the broker, so build reads it
-// without the lock.
+// entity's lock: the message, pinned so that it is not recycled, and every
+// field that can change while the message is in the broker (an activation
+// gives a new key and times; settlement, lock ends and dead-lettering change
+// the rest). The other fields never change once a message is stored, so
+// build reads them without the lock.
 type snapshot struct {
 	m           *store.Message
+	key         store.Key
+	enqueued    int64
+	expires     int64
+	ttl         int64
 	props       map[string]any
 	dl          *store.DeadLetter
 	lockedUntil int64
@@ -225,8 +230,15 @@ type snapshot struct {
 // snap takes a snapshot of m; call it under the entity's lock.
 func snap(m *store.Message, state MessageState, how obtained, origin *subQueue) snapshot {
 	m.Pin()
+	ttl := m.TTL
+	if m.State == store.Scheduled && m.Expires != store.Never {
+		// Until it activates, a scheduled message holds the TTL it was sent
+		// with; show the effective one its ExpiresAt counts (SEMANTICS E1).
+		ttl = m.Expires - m.Enqueued
+	}
 	return snapshot{
-		m: m, props: m.Props, dl: m.DL, lockedUntil: m.LockedUntil, token: m.Token,
+		m: m, key: m.Key, enqueued: m.Enqueued, expires: m.Expires, ttl: ttl,
+		props: m.Props, dl: m.DL, lockedUntil: m.LockedUntil, token: m.Token,
 		deliveries: m.Deliveries, state: state, how: how, origin: origin,
 	}
 }
@@ -295,7 +307,7 @@ func (ns *Namespace) fill(rm *ReceivedMessage, s *snapshot) {
 		MessageID:             m.MessageID,
 		Body:                  m.Body,
 		SessionID:             m.SessionID,
-		TimeToLive:            durationOf(m.TTL),
+		TimeToLive:            durationOf(s.ttl),
 		ApplicationProperties: s.props,
 	}
 	if m.Scheduled != store.Unset {
@@ -310,10 +322,10 @@ func (ns *Namespace) fill(rm *ReceivedMessage, s *snapshot) {
 		rm.ReplyToSessionID = h.ReplyToSessionID
 		rm.PartitionKey = h.PartitionKey
 	}
-	rm.SequenceNumber = m.Key.Seq
+	rm.SequenceNumber = s.key.Seq
 	rm.EnqueuedSequenceNumber = m.EnqueuedSeq
-	rm.EnqueuedTime = ns.toTime(m.Enqueued)
-	rm.ExpiresAt = ns.toTime(m.Expires)
+	rm.EnqueuedTime = ns.toTime(s.enqueued)
+	rm.ExpiresAt = ns.toTime(s.expires)
 	rm.DeliveryCount = s.deliveries
 	rm.State = s.state
 	rm.how = s.how
@@ -365,7 +377,7 @@ func (r *Receiver) PeekMessages(ctx context.Context, maxMessages int, opts *Peek
 		return len(snaps) < maxMessages
 	})
 	if from == 0 && len(snaps) > 0 {
-		r.cursor = nextKey(snaps[len(snaps)-1].m.Key)
+		r.cursor = nextKey(snaps[len(snaps)-1].key)
 	}
 	e.touchLocked(now)
 	e.mu.Unlock()

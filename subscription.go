@@ -308,7 +308,8 @@ func (s *Subscription) AcceptNextSession(ctx context.Context, opts *SessionRecei
 // TrueFilter without action. A nil props.Filter is a TrueFilter. It returns
 // ErrInvalidArgument for a bad name (1–50 characters, may start with '$') or
 // a bad filter or action (an SQL syntax error says where), and
-// ErrAlreadyExists for a name the subscription has. A rule change is
+// ErrAlreadyExists for a name the subscription has, in any case (SEMANTICS
+// V1). A rule change is
 // activity (SEMANTICS A2); it applies to messages sent afterwards.
 func (s *Subscription) CreateRule(name string, props *RuleProperties) error {
 	e, err := s.entity()
@@ -334,9 +335,9 @@ func (s *Subscription) CreateRule(name string, props *RuleProperties) error {
 		return err
 	}
 	defer e.mu.Unlock()
-	i, found := slices.BinarySearchFunc(e.rules, name, func(r *rule, n string) int { return strings.Compare(r.name, n) })
+	i, found := findRule(e.rules, name)
 	if found {
-		return errorf(ErrAlreadyExists, e.describe(), "rule %q", name)
+		return errorf(ErrAlreadyExists, e.describe(), "rule %q", e.rules[i].name)
 	}
 	e.rules = slices.Insert(slices.Clone(e.rules), i, r)
 	e.updated = now
@@ -344,8 +345,8 @@ func (s *Subscription) CreateRule(name string, props *RuleProperties) error {
 	return nil
 }
 
-// DeleteRule removes the named rule, or returns ErrNotFound. Deleting the
-// last rule is allowed: a subscription with no rules matches nothing
+// DeleteRule removes the named rule (matched case-insensitively), or returns
+// ErrNotFound. Deleting the last rule is allowed: a subscription with no rules matches nothing
 // (SEMANTICS R1).
 func (s *Subscription) DeleteRule(name string) error {
 	e, err := s.entity()
@@ -360,7 +361,7 @@ func (s *Subscription) DeleteRule(name string) error {
 		return err
 	}
 	defer e.mu.Unlock()
-	i, found := slices.BinarySearchFunc(e.rules, name, func(r *rule, n string) int { return strings.Compare(r.name, n) })
+	i, found := findRule(e.rules, name)
 	if !found {
 		return errorf(ErrNotFound, e.describe(), "rule %q", name)
 	}
@@ -370,8 +371,19 @@ func (s *Subscription) DeleteRule(name string) error {
 	return nil
 }
 
-// Rules returns the subscription's rules sorted by name; nil when the
-// subscription is gone. The filters and actions are copies.
+// findRule finds a rule by name, case-insensitively (SEMANTICS V1): its
+// index, or, when there is none, where a rule of that name goes in rules,
+// which are sorted by name as created.
+func findRule(rules []*rule, name string) (int, bool) {
+	if i := slices.IndexFunc(rules, func(r *rule) bool { return strings.EqualFold(r.name, name) }); i >= 0 {
+		return i, true
+	}
+	i, _ := slices.BinarySearchFunc(rules, name, func(r *rule, n string) int { return strings.Compare(r.name, n) })
+	return i, false
+}
+
+// Rules returns the subscription's rules sorted by name as created; nil
+// when the subscription is gone. The filters and actions are copies.
 func (s *Subscription) Rules() []Rule {
 	e, err := s.entity()
 	if err != nil {

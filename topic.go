@@ -324,8 +324,13 @@ func (t *entity) applyLocked(plan []copyPlan, at int64) {
 	for _, c := range plan {
 		s := c.sub
 		if c.dlq {
+			ttl := effectiveTTL(c.m.TTL, min(s.cfg.ttl, t.cfg.ttl))
 			c.m.Enqueued = at
-			c.m.Expires = addSat(at, effectiveTTL(c.m.TTL, min(s.cfg.ttl, t.cfg.ttl)))
+			c.m.Expires = addSat(at, ttl)
+			c.m.TTL = 0
+			if ttl != store.Never {
+				c.m.TTL = ttl
+			}
 			c.m.State = store.Available
 			c.m.DL = &store.DeadLetter{Reason: reasonFilterError, Description: c.desc}
 			dlq := s.sub[SubQueueDeadLetter]
