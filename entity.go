@@ -187,6 +187,16 @@ func (e *entity) enter(now int64) error {
 	return nil
 }
 
+// lock starts a call that takes no context: it catches up and locks e,
+// returning now; on error e is not locked.
+func (e *entity) lock() (int64, error) {
+	now, err := e.begin(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	return now, e.enter(now)
+}
+
 func (e *entity) errNotFound() error {
 	return errorf(ErrNotFound, e.describe(), "")
 }

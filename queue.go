@@ -48,10 +48,6 @@ func queueCulprit(name string) string { return "queue " + strconv.Quote(name) }
 // property (V2), and ErrAlreadyExists when a queue or topic has the name
 // already (names are case-insensitive and shared by queues and topics).
 func (ns *Namespace) CreateQueue(name string, props *QueueProperties) (*Queue, error) {
-	now, err := ns.begin()
-	if err != nil {
-		return nil, err
-	}
 	if err := checkEntityName("queue", name); err != nil {
 		return nil, err
 	}
@@ -59,7 +55,21 @@ func (ns *Namespace) CreateQueue(name string, props *QueueProperties) (*Queue, e
 	if props != nil {
 		p = *props
 	}
-	if p, err = p.withDefaults(queueCulprit(name)); err != nil {
+	p, err := p.withDefaults(queueCulprit(name))
+	if err != nil {
+		return nil, err
+	}
+	e, err := ns.create(kindQueue, name, p.cfg(), p)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{e}, nil
+}
+
+// create adds a queue or topic whose name and properties were checked.
+func (ns *Namespace) create(kind entityKind, name string, c cfg, props any) (*entity, error) {
+	now, err := ns.begin()
+	if err != nil {
 		return nil, err
 	}
 	ns.mu.Lock()
@@ -70,11 +80,11 @@ func (ns *Namespace) CreateQueue(name string, props *QueueProperties) (*Queue, e
 	if old := ns.lookupLocked(name); old != nil {
 		return nil, errorf(ErrAlreadyExists, old.describe(), "")
 	}
-	e := newEntity(ns, kindQueue, name, p.cfg(), now)
-	e.props = p
+	e := newEntity(ns, kind, name, c, now)
+	e.props = props
 	ns.entities[nameKey(name)] = e
 	ns.log.Info("minibus: created", "entity", e.describe())
-	return &Queue{e}, nil
+	return e, nil
 }
 
 // Queue returns a handle to the queue named name (case-insensitive), or
@@ -205,11 +215,7 @@ func (q *Queue) RuntimeProperties() QueueRuntimeProperties {
 		return QueueRuntimeProperties{}
 	}
 	e := q.e
-	now, err := e.begin(context.Background())
-	if err != nil {
-		return QueueRuntimeProperties{}
-	}
-	if err := e.enter(now); err != nil {
+	if _, err := e.lock(); err != nil {
 		return QueueRuntimeProperties{}
 	}
 	defer e.mu.Unlock()

@@ -46,11 +46,7 @@ func (e *entity) newReceiver(opts *ReceiverOptions) (*Receiver, error) {
 	if e.kind == kindTopic {
 		return nil, errorf(ErrInvalidArgument, e.describe(), "a topic has no receiver: receive from a subscription")
 	}
-	now, err := e.begin(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	if err := e.enter(now); err != nil {
+	if _, err := e.lock(); err != nil {
 		return nil, err
 	}
 	e.mu.Unlock()

@@ -80,11 +80,8 @@ func (t *Topic) CreateSubscription(name string, props *SubscriptionProperties) (
 		return nil, err
 	}
 	p.DefaultRule = nil
-	now, err := te.begin(context.Background())
+	now, err := te.lock()
 	if err != nil {
-		return nil, err
-	}
-	if err := te.enter(now); err != nil {
 		return nil, err
 	}
 	defer te.mu.Unlock()
@@ -111,11 +108,8 @@ func (t *Topic) findSub(name string) (*entity, error) {
 	if err != nil {
 		return nil, err
 	}
-	now, err := te.begin(context.Background())
+	now, err := te.lock()
 	if err != nil {
-		return nil, err
-	}
-	if err := te.enter(now); err != nil {
 		return nil, err
 	}
 	defer te.mu.Unlock()
@@ -153,11 +147,8 @@ func (t *Topic) UpdateSubscription(name string, props SubscriptionProperties) (*
 		return nil, err
 	}
 	p.DefaultRule = nil
-	now, err := s.begin(context.Background())
+	now, err := s.lock()
 	if err != nil {
-		return nil, err
-	}
-	if err := s.enter(now); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
@@ -193,11 +184,8 @@ func (t *Topic) Subscriptions() []string {
 	if err != nil {
 		return nil
 	}
-	now, err := te.begin(context.Background())
+	now, err := te.lock()
 	if err != nil {
-		return nil
-	}
-	if err := te.enter(now); err != nil {
 		return nil
 	}
 	defer te.mu.Unlock()
@@ -252,11 +240,7 @@ func (s *Subscription) RuntimeProperties() SubscriptionRuntimeProperties {
 		return SubscriptionRuntimeProperties{}
 	}
 	e := s.e
-	now, err := e.begin(context.Background())
-	if err != nil {
-		return SubscriptionRuntimeProperties{}
-	}
-	if err := e.enter(now); err != nil {
+	if _, err := e.lock(); err != nil {
 		return SubscriptionRuntimeProperties{}
 	}
 	defer e.mu.Unlock()
@@ -327,11 +311,8 @@ func (s *Subscription) CreateRule(name string, props *RuleProperties) error {
 	if err != nil {
 		return err
 	}
-	now, err := e.begin(context.Background())
+	now, err := e.lock()
 	if err != nil {
-		return err
-	}
-	if err := e.enter(now); err != nil {
 		return err
 	}
 	defer e.mu.Unlock()
@@ -353,11 +334,8 @@ func (s *Subscription) DeleteRule(name string) error {
 	if err != nil {
 		return err
 	}
-	now, err := e.begin(context.Background())
+	now, err := e.lock()
 	if err != nil {
-		return err
-	}
-	if err := e.enter(now); err != nil {
 		return err
 	}
 	defer e.mu.Unlock()
@@ -389,11 +367,7 @@ func (s *Subscription) Rules() []Rule {
 	if err != nil {
 		return nil
 	}
-	now, err := e.begin(context.Background())
-	if err != nil {
-		return nil
-	}
-	if err := e.enter(now); err != nil {
+	if _, err := e.lock(); err != nil {
 		return nil
 	}
 	defer e.mu.Unlock()

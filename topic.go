@@ -38,10 +38,6 @@ func topicCulprit(name string) string { return "topic " + strconv.Quote(name) }
 // ErrInvalidArgument for a bad name (SEMANTICS V1) or property (V2), and
 // ErrAlreadyExists when a queue or topic has the name already.
 func (ns *Namespace) CreateTopic(name string, props *TopicProperties) (*Topic, error) {
-	now, err := ns.begin()
-	if err != nil {
-		return nil, err
-	}
 	if err := checkEntityName("topic", name); err != nil {
 		return nil, err
 	}
@@ -49,21 +45,14 @@ func (ns *Namespace) CreateTopic(name string, props *TopicProperties) (*Topic, e
 	if props != nil {
 		p = *props
 	}
-	if p, err = p.withDefaults(topicCulprit(name)); err != nil {
+	p, err := p.withDefaults(topicCulprit(name))
+	if err != nil {
 		return nil, err
 	}
-	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	if ns.closed.Load() {
-		return nil, errClosed
+	e, err := ns.create(kindTopic, name, p.cfg(), p)
+	if err != nil {
+		return nil, err
 	}
-	if old := ns.lookupLocked(name); old != nil {
-		return nil, errorf(ErrAlreadyExists, old.describe(), "")
-	}
-	e := newEntity(ns, kindTopic, name, p.cfg(), now)
-	e.props = p
-	ns.entities[nameKey(name)] = e
-	ns.log.Info("minibus: created", "entity", e.describe())
 	return &Topic{e}, nil
 }
 
@@ -147,11 +136,8 @@ func (t *Topic) RuntimeProperties() TopicRuntimeProperties {
 		return TopicRuntimeProperties{}
 	}
 	e := t.e
-	now, err := e.begin(context.Background())
+	now, err := e.lock()
 	if err != nil {
-		return TopicRuntimeProperties{}
-	}
-	if err := e.enter(now); err != nil {
 		return TopicRuntimeProperties{}
 	}
 	defer e.mu.Unlock()
