@@ -279,6 +279,9 @@ func TestA2_A5_TopicAndSubscriptionIdle(t *testing.T) {
 	require.NoError(t, e.ns.DeleteTopic("T"))
 	requireSentinel(t, s.CreateRule("r", nil), minibus.ErrNotFound, `subscription "t/Subscriptions/s"`)
 	requireSentinel(t, again.SendMessage(e.ctx, &minibus.Message{}, nil), minibus.ErrNotFound, `topic "t"`)
+	_, err = again.CreateSubscription("new", nil)
+	requireSentinel(t, err, minibus.ErrNotFound, `topic "t"`)
+	require.Nil(t, again.Subscriptions())
 }
 
 // V1, V2: topic and subscription management.
