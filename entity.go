@@ -83,8 +83,11 @@ type entity struct {
 	// masked with tokenMask (lock.go).
 	arena     *store.Arena
 	tokenMask uint32
-	// deadlines holds every pending message deadline (SEMANTICS T3).
+	// deadlines holds the pending expiries and activations, locks the locked
+	// messages in the order their locks end: together, every pending message
+	// deadline (SEMANTICS T3).
 	deadlines *deadline.Index
+	locks     lockList
 	// sub holds the main, dead-letter and transfer dead-letter queues,
 	// indexed by SubQueue. A topic uses only the main one, for its scheduled
 	// messages.
@@ -238,7 +241,15 @@ func (e *entity) nextDueLocked() int64 {
 	if e.deleted {
 		return store.Never
 	}
-	return min(e.deadlines.Next(), e.idleDueLocked())
+	return min(e.deadlines.Next(), e.nextLockEndLocked(), e.idleDueLocked())
+}
+
+// nextLockEndLocked is the instant the first lock ends, or store.Never.
+func (e *entity) nextLockEndLocked() int64 {
+	if m := e.locks.first(e.arena); m != nil {
+		return m.LockedUntil
+	}
+	return store.Never
 }
 
 // rescheduleLocked refreshes localNext and the scheduler's bound after e's
@@ -258,11 +269,16 @@ func (e *entity) setDueLocked(m *store.Message, due int64) {
 	m.Due = due
 	if due != store.Never {
 		e.deadlines.Add(due, m.Key, m.Slot)
-		if due < e.localNext {
-			e.localNext = due
-		}
-		e.ns.register(e, due)
+		e.noteDueLocked(due)
 	}
+}
+
+// noteDueLocked makes sure e is caught up at due: a new deadline.
+func (e *entity) noteDueLocked(due int64) {
+	if due < e.localNext {
+		e.localNext = due
+	}
+	e.ns.register(e, due)
 }
 
 // catchUp is the namespace catch-up's visit (catchup.go): process what is due
@@ -286,18 +302,30 @@ func (e *entity) catchUp(now int64) {
 // events across entities happen in time order.
 func (e *entity) advanceLocked(now int64, global bool) {
 	for !e.deleted {
-		due, idle := e.deadlines.Next(), e.idleDueLocked()
-		at := min(due, idle)
+		it, ok := e.deadlines.Min()
+		due := store.Never
+		if ok {
+			due = it.Due
+		}
+		locked := e.locks.first(e.arena)
+		lockEnd := store.Never
+		if locked != nil {
+			lockEnd = locked.LockedUntil
+		}
+		idle := e.idleDueLocked()
+		at := min(due, lockEnd, idle)
 		if at > now || (global && at > e.ns.sched.next.Load()) {
 			break
 		}
-		if due <= idle {
-			it, _ := e.deadlines.Min()
+		switch {
+		case lockEnd == at && (due != at || locked.Key.Less(it.Key())):
+			e.lockEndedLocked(e.sub[locked.Sub], locked, at) // SEMANTICS L6
+		case due == at:
 			e.deadlines.Remove(it.Due, it.Key())
 			m := e.arena.At(it.Slot)
 			m.Due = store.Never
-			e.fireLocked(m, it.Due)
-		} else {
+			e.fireLocked(m, at)
+		default:
 			e.ns.log.Info("minibus: deleted on idle", "entity", e.describe())
 			e.deleteLocked()
 		}
@@ -309,8 +337,6 @@ func (e *entity) advanceLocked(now int64, global bool) {
 func (e *entity) fireLocked(m *store.Message, at int64) {
 	q := e.sub[m.Sub]
 	switch m.State {
-	case store.Locked:
-		e.lockEndedLocked(q, m, at) // SEMANTICS L6
 	case store.Available:
 		e.expireLocked(q, m, at) // SEMANTICS E3, E5
 	case store.Scheduled:
@@ -340,6 +366,7 @@ func (e *entity) deleteLocked() {
 	// Drop the indexes; the messages go with them.
 	e.arena = store.NewArena()
 	e.deadlines = deadline.New()
+	e.locks = lockList{}
 	for i, q := range e.sub {
 		if q != nil {
 			e.sub[i] = newSubQueue(e, q.kind)
@@ -394,12 +421,44 @@ func (q *subQueue) add(m *store.Message) {
 
 // remove takes m out of q and out of the entity's arena. m's deadline must
 // be gone already, or go before any other message enters the arena: the
-// deadline names m by its slot.
+// deadline names m by its slot. A locked message must be unlocked first
+// (it is in the entity's list of locks, not in the stream).
 func (q *subQueue) remove(m *store.Message) {
-	q.stream.Remove(m)
+	if m.State != store.Locked {
+		q.stream.Remove(m)
+	}
 	q.e.arena.Free(m)
 	q.count[m.State]--
 	q.bytes -= m.Size
+}
+
+// hold moves m from q's stream to State Locked: out of the stream, still in
+// the arena and counted in q.
+func (q *subQueue) hold(m *store.Message) {
+	q.stream.Remove(m)
+	q.count[m.State]--
+	q.count[store.Locked]++
+	m.State = store.Locked
+}
+
+// takeHeld takes q's first available message into State Locked, or returns
+// nil: hold without a second search.
+func (q *subQueue) takeHeld() *store.Message {
+	m := q.stream.Take()
+	if m != nil {
+		q.count[store.Available]--
+		q.count[store.Locked]++
+		m.State = store.Locked
+	}
+	return m
+}
+
+// release puts m, locked in q, back into q's stream in state s.
+func (q *subQueue) release(m *store.Message, s store.State) {
+	q.count[store.Locked]--
+	q.count[s]++
+	m.State = s
+	q.stream.Add(m)
 }
 
 // take removes q's first available message from q and from the arena, and
@@ -412,12 +471,6 @@ func (q *subQueue) take() *store.Message {
 		q.bytes -= m.Size
 	}
 	return m
-}
-
-func (q *subQueue) setState(m *store.Message, s store.State) {
-	q.count[m.State]--
-	q.count[s]++
-	q.stream.SetState(m, s)
 }
 
 // sizeLocked is the entity's SizeInBytes (SEMANTICS L13).

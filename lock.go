@@ -8,20 +8,22 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
-// lockLocked locks m in q until now + LockDuration under a fresh token
-// (SEMANTICS L1, L2).
+// lockLocked locks m, in q's stream, until now + LockDuration under a fresh
+// token (SEMANTICS L1, L2).
 func (e *entity) lockLocked(q *subQueue, m *store.Message, now int64) {
-	q.setState(m, store.Locked)
-	e.grantLocked(q, m, now)
+	q.hold(m)
+	e.grantLocked(m, now)
 }
 
-// grantLocked gives m, in q in State Locked, its lock: LockedUntil, token
-// and lock deadline.
-func (e *entity) grantLocked(q *subQueue, m *store.Message, now int64) {
+// grantLocked gives m, held in State Locked, its lock: LockedUntil, a token
+// and its place in the list of locks. Any other deadline of m goes.
+func (e *entity) grantLocked(m *store.Message, now int64) {
+	e.setDueLocked(m, store.Never)
 	m.FromDeferral = false
 	m.LockedUntil = addSat(now, e.cfg.lockDuration)
 	m.Token = e.newToken(m)
-	e.setDueLocked(m, m.LockedUntil)
+	e.locks.insert(e.arena, m)
+	e.noteDueLocked(m.LockedUntil)
 }
 
 // newToken returns a lock token for m: its arena slot, masked, then 96
@@ -56,11 +58,12 @@ func getUint32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-// unlockLocked drops m's lock and its lock deadline.
-func (e *entity) unlockLocked(q *subQueue, m *store.Message) {
+// unlockLocked drops m's lock; m stays held in State Locked until the
+// caller moves it on.
+func (e *entity) unlockLocked(m *store.Message) {
+	e.locks.remove(e.arena, m)
 	m.Token = [16]byte{}
 	m.LockedUntil = 0
-	e.setDueLocked(m, store.Never)
 }
 
 // lockEndedLocked applies SEMANTICS L6 to m, whose lock ended unsettled at
@@ -70,18 +73,18 @@ func (e *entity) unlockLocked(q *subQueue, m *store.Message) {
 // available again at its own position (Q4). In a dead-letter queue only the
 // deferral rule applies (D3).
 func (e *entity) lockEndedLocked(q *subQueue, m *store.Message, at int64) {
-	e.unlockLocked(q, m)
+	e.unlockLocked(m)
 	main := q.kind == SubQueueNone
 	switch {
 	case main && m.Deliveries >= e.cfg.maxDelivery:
 		e.deadLetterLocked(q, m, reasonMaxDelivery, maxDeliveryDescription(e.cfg.maxDelivery))
 	case m.FromDeferral:
 		m.FromDeferral = false
-		q.setState(m, store.Deferred)
+		q.release(m, store.Deferred)
 	case main && at >= m.Expires:
 		e.expireLocked(q, m, at)
 	default:
-		q.setState(m, store.Available)
+		q.release(m, store.Available)
 		if main && m.Expires != store.Never {
 			e.setDueLocked(m, m.Expires)
 		}
@@ -181,21 +184,23 @@ func (r *Receiver) settle(ctx context.Context, msg *ReceivedMessage, op settleOp
 	}
 	switch op {
 	case opComplete:
-		e.unlockLocked(q, m)
+		e.unlockLocked(m)
 		q.remove(m)
 		store.Recycle(m)
 	case opAbandon:
 		e.lockEndedLocked(q, m, now)
 	case opDeadLetter:
-		e.unlockLocked(q, m)
+		e.unlockLocked(m)
 		e.deadLetterLocked(q, m, dl.Reason, dl.Description)
 	case opDefer:
-		e.unlockLocked(q, m)
+		e.unlockLocked(m)
 		m.FromDeferral = false
-		q.setState(m, store.Deferred)
+		q.release(m, store.Deferred)
 	case opRenew:
+		e.locks.remove(e.arena, m)
 		m.LockedUntil = addSat(now, e.cfg.lockDuration)
-		e.setDueLocked(m, m.LockedUntil)
+		e.locks.insert(e.arena, m)
+		e.noteDueLocked(m.LockedUntil)
 		msg.LockedUntil = e.ns.toTime(m.LockedUntil)
 		return nil // a renewal is not activity (SEMANTICS A2)
 	}

@@ -3,6 +3,7 @@ package minibus
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -186,14 +187,14 @@ func (ns *Namespace) wait(ctx context.Context, e *entity, w *waiter, done <-chan
 func (e *entity) takeLocked(q *subQueue, max int, mode ReceiveMode, now int64, snaps []snapshot) []snapshot {
 	n := min(max, q.stream.Available())
 	for range n {
-		m := q.take()
-		m.Deliveries++
 		if mode == ReceiveModePeekLock {
-			m.State = store.Locked
-			q.add(m)
-			e.grantLocked(q, m, now)
+			m := q.takeHeld()
+			m.Deliveries++
+			e.grantLocked(m, now)
 			snaps = append(snaps, snap(m, MessageStateActive, obtainedLocked, q))
 		} else {
+			m := q.take()
+			m.Deliveries++
 			e.setDueLocked(m, store.Never)
 			snaps = append(snaps, snap(m, MessageStateActive, obtainedDeleted, nil))
 		}
@@ -367,17 +368,50 @@ func (r *Receiver) PeekMessages(ctx context.Context, maxMessages int, opts *Peek
 	if from == 0 {
 		start = r.cursor
 	}
+	// Locked messages are in the list of locks, not in the stream: merge
+	// them in, in key order (SEMANTICS L12).
+	var locked []*store.Message
+	for m := e.locks.first(e.arena); m != nil; m = e.locks.next(e.arena, m) {
+		if m.Sub == uint8(q.kind) && !m.Key.Less(start) {
+			locked = append(locked, m)
+		}
+	}
+	slices.SortFunc(locked, func(a, b *store.Message) int { return compareKeys(a.Key, b.Key) })
 	var snaps []snapshot
-	q.stream.Ascend(start, func(m *store.Message) bool {
+	add := func(m *store.Message) bool {
 		snaps = append(snaps, snap(m, peekState(m.State), obtainedPeeked, nil))
 		return len(snaps) < maxMessages
+	}
+	more := true
+	q.stream.Ascend(start, func(m *store.Message) bool {
+		for len(locked) > 0 && locked[0].Key.Less(m.Key) {
+			more, locked = add(locked[0]), locked[1:]
+			if !more {
+				return false
+			}
+		}
+		more = add(m)
+		return more
 	})
+	for more && len(locked) > 0 {
+		more, locked = add(locked[0]), locked[1:]
+	}
 	if from == 0 && len(snaps) > 0 {
 		r.cursor = nextKey(snaps[len(snaps)-1].key)
 	}
 	e.touchLocked(now)
 	e.mu.Unlock()
 	return e.ns.build(snaps), nil
+}
+
+func compareKeys(a, b store.Key) int {
+	switch {
+	case a.Less(b):
+		return -1
+	case b.Less(a):
+		return 1
+	}
+	return 0
 }
 
 func peekState(s store.State) MessageState {

@@ -31,7 +31,8 @@ type State uint8
 const (
 	// Available messages can be received.
 	Available State = iota
-	// Locked messages are held under a peek-lock.
+	// Locked messages are held under a peek-lock. A Stream does not hold
+	// them: the broker keeps them in its list of locks.
 	Locked
 	// Deferred messages wait for ReceiveDeferredMessages.
 	Deferred
@@ -88,15 +89,18 @@ type Message struct {
 	// FromDeferral is set on a message locked by ReceiveDeferredMessages: when
 	// its lock ends unsettled it returns to Deferred (SEMANTICS L6).
 	FromDeferral bool
-	Deliveries   uint32
+	// SharedBody is set when topic copies share the body: the body is then
+	// never reused (recycle.go).
+	SharedBody bool
+	Deliveries uint32
 	// Slot is the message's slot in its entity's Arena, 0 when in none.
 	Slot uint32
 	// pins counts the copies being made from the message outside its
 	// entity's lock (recycle.go).
 	pins int32
-	// SharedBody is set when topic copies share the body: the message is
-	// then never recycled.
-	SharedBody bool
+	// LockPrev and LockNext link a locked message into its entity's list of
+	// locks, by arena slot (0: none).
+	LockPrev, LockNext uint32
 	// Due is the instant of the message's one pending deadline (lock end,
 	// expiry or activation), or Never.
 	Due int64

@@ -3,9 +3,11 @@
 // A [Stream] is one ordered stream of messages: the main queue or a
 // dead-letter queue of an entity, or one session of it. It indexes its
 // messages by [Key] in two btrees, one for the available messages (what a
-// receive takes, lowest key first) and one for everything else (locked,
-// deferred, scheduled), so that a receive never walks past held messages and
-// a peek merges two ordered walks.
+// receive takes, lowest key first) and one for the deferred and scheduled
+// ones, so that a receive never walks past them and a peek merges two
+// ordered walks. Locked messages are not in a Stream: they come and go on
+// every receive and settlement, and the broker keeps them in a list of its
+// own.
 //
 // The indexes hold a message's key and its slot in the entity's [Arena], no
 // pointer. Streams are not safe for concurrent use: the entity that owns a
@@ -23,8 +25,6 @@ type Stream interface {
 	// Remove takes m out of the stream (not out of the arena). It does
 	// nothing if m is not in it.
 	Remove(m *Message)
-	// SetState moves m, which must be in the stream, to state s.
-	SetState(m *Message, s State)
 	// First returns the available message with the lowest key, or nil.
 	First() *Message
 	// Take removes the available message with the lowest key from the
@@ -89,15 +89,6 @@ func (s *memStream) Add(m *Message) {
 
 func (s *memStream) Remove(m *Message) {
 	s.tree(m.State).Delete(keyItem(m.Key))
-}
-
-func (s *memStream) SetState(m *Message, st State) {
-	from, to := s.tree(m.State), s.tree(st)
-	m.State = st
-	if from != to {
-		from.Delete(keyItem(m.Key))
-		to.ReplaceOrInsert(itemOf(m))
-	}
 }
 
 func (s *memStream) First() *Message {
