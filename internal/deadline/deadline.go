@@ -1,5 +1,7 @@
-// Package deadline is the ordered index of pending deadlines of one minibus
-// entity: lock ends, expiries and scheduled activations.
+// Package deadline is the ordered index of the pending expiries and
+// scheduled activations of one minibus entity. (Lock ends, which come and
+// go on every receive, are in the entity's list of locks, in the same
+// order.)
 //
 // Deadlines are ordered by (instant, key): two deadlines at the same instant
 // are both kept and come out in key order, which is sequence order (STYLE.md
