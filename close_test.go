@@ -16,6 +16,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
+	"github.com/minibus-go/minibus/internal/modeltest"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"pgregory.net/rapid"
@@ -400,11 +401,11 @@ func simulate(t *rapid.T) {
 		mu.Unlock()
 	}
 	var wg sync.WaitGroup
-	receivers := between(t, "receivers", 1, 3)
+	receivers := modeltest.Between(t, "receivers", 1, 3)
 	verbs := make([][]string, receivers)
 	for i := range verbs {
 		for range 50 {
-			verbs[i] = append(verbs[i], pick(t, "verb", "complete", "complete", "abandon", "drop"))
+			verbs[i] = append(verbs[i], modeltest.Pick(t, "verb", "complete", "complete", "abandon", "drop"))
 		}
 	}
 	for i := range receivers {
@@ -441,8 +442,8 @@ func simulate(t *rapid.T) {
 		}()
 	}
 	sent := 0
-	for range between(t, "steps", 1, 12) {
-		switch pick(t, "step", "send", "schedule", "sleep") {
+	for range modeltest.Between(t, "steps", 1, 12) {
+		switch modeltest.Pick(t, "step", "send", "schedule", "sleep") {
 		case "send":
 			sent++
 			if err := q.SendMessage(ctx, &minibus.Message{Body: []byte(fmt.Sprint(sent))}, nil); err != nil {
@@ -450,12 +451,12 @@ func simulate(t *rapid.T) {
 			}
 		case "schedule":
 			sent++
-			at := time.Now().Add(pick(t, "in", time.Second, lock, 30*time.Second))
+			at := time.Now().Add(modeltest.Pick(t, "in", time.Second, lock, 30*time.Second))
 			if _, err := q.ScheduleMessages(ctx, []*minibus.Message{{Body: []byte(fmt.Sprint(sent))}}, at, nil); err != nil {
 				t.Fatal(err)
 			}
 		case "sleep":
-			time.Sleep(pick(t, "for", time.Nanosecond, time.Second, lock, lock+time.Nanosecond))
+			time.Sleep(modeltest.Pick(t, "for", time.Nanosecond, time.Second, lock, lock+time.Nanosecond))
 		}
 	}
 	// Let every schedule, lock and retry run out.

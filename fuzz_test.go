@@ -17,12 +17,13 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
+	"github.com/minibus-go/minibus/internal/modeltest"
 )
 
 // FuzzEntityNames creates a queue, topic, subscription or rule with an
 // arbitrary name. It never panics; it accepts exactly the names SEMANTICS
-// V1 allows (validName, written from the rule, not from the broker); an
-// accepted name lists with its spelling, is found and taken
+// V1 allows (modeltest.ValidName, written from the rule, not from the
+// broker); an accepted name lists with its spelling, is found and taken
 // case-insensitively, and is deleted by any spelling.
 func FuzzEntityNames(f *testing.F) {
 	for _, name := range []string{
@@ -78,7 +79,7 @@ func wantName(t *testing.T, what, name string, err error, valid bool) bool {
 
 func fuzzQueueName(t *testing.T, ns *minibus.Namespace, name string) {
 	q, err := ns.CreateQueue(name, nil)
-	if !wantName(t, "queue", name, err, validName("queue", name)) {
+	if !wantName(t, "queue", name, err, modeltest.ValidName("queue", name)) {
 		return
 	}
 	if q.Name() != name || !slices.Equal(ns.Queues(), []string{name}) {
@@ -97,7 +98,7 @@ func fuzzQueueName(t *testing.T, ns *minibus.Namespace, name string) {
 
 func fuzzTopicName(t *testing.T, ns *minibus.Namespace, name string) {
 	top, err := ns.CreateTopic(name, nil)
-	if !wantName(t, "topic", name, err, validName("topic", name)) {
+	if !wantName(t, "topic", name, err, modeltest.ValidName("topic", name)) {
 		return
 	}
 	if top.Name() != name || !slices.Equal(ns.Topics(), []string{name}) {
@@ -120,7 +121,7 @@ func fuzzSubscriptionName(t *testing.T, ns *minibus.Namespace, name string) {
 		t.Fatal(err)
 	}
 	s, err := top.CreateSubscription(name, nil)
-	if !wantName(t, "subscription", name, err, validName("subscription", name)) {
+	if !wantName(t, "subscription", name, err, modeltest.ValidName("subscription", name)) {
 		return
 	}
 	if s.Name() != name || !slices.Equal(top.Subscriptions(), []string{name}) {
@@ -147,7 +148,7 @@ func fuzzRuleName(t *testing.T, ns *minibus.Namespace, name string) {
 		t.Fatal(err)
 	}
 	err = s.CreateRule(name, nil)
-	valid := validName("rule", name)
+	valid := modeltest.ValidName("rule", name)
 	// SEMANTICS V1: "$Default" is taken, by any spelling. The broker
 	// matches rule names exactly (TestRegressionV1_RuleNamesCaseInsensitive):
 	// other spellings are not checked while that bug stands.
@@ -200,7 +201,7 @@ func FuzzMessageProperties(f *testing.F) {
 		}
 		msg := &minibus.Message{MessageID: "id", Body: []byte("body"), ApplicationProperties: props}
 		err = q.SendMessage(context.Background(), msg, nil)
-		size := mMessageSize(msg.Body, msg.MessageID, mHeaders{}, snapshot)
+		size := modeltest.MessageSize(msg.Body, msg.MessageID, snapshot)
 		switch {
 		case odd:
 			if !errors.Is(err, minibus.ErrInvalidArgument) {
@@ -233,7 +234,7 @@ func FuzzMessageProperties(f *testing.F) {
 		if err != nil || len(got) != 1 {
 			t.Fatalf("receive: %v %v", got, err)
 		}
-		if !propsEqual(got[0].ApplicationProperties, snapshot) {
+		if !modeltest.PropsEqual(got[0].ApplicationProperties, snapshot) {
 			t.Fatalf("properties came back as %#v, sent %#v", got[0].ApplicationProperties, snapshot)
 		}
 	})

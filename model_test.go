@@ -1,15 +1,13 @@
 package minibus_test
 
-// Reliability suite (reference: reliability-and-users.md, Part 1d).
+// The reliability suite of the root package:
 //
-//   - model_test.go, the reference model (model_ref_test.go,
-//     model_ref_send_test.go, model_ref_settle_test.go, model_filter_test.go)
-//     and the harness (model_harness_test.go, model_draw_test.go,
-//     model_actions_test.go): T1, a model-based state machine (pgregory.net/rapid)
+//   - model_test.go: T1, a model-based state machine (pgregory.net/rapid)
 //     that runs random operations against the broker and a plain reference
 //     model side by side, compares every answer, and checks invariants
 //     I1–I3, I5–I8 and I10–I15 after every step (I4 and I9 are about
-//     sessions and duplicate detection, which minibus does not build).
+//     sessions and duplicate detection, which minibus does not build). The
+//     reference model and the harness are in internal/modeltest.
 //   - model_regression_test.go: the smallest tests for the broker bugs the
 //     model found on the way (now fixed), each citing its SEMANTICS rule.
 //   - stress_test.go: T2, concurrent stress under -race with a Jepsen-style
@@ -35,48 +33,13 @@ package minibus_test
 
 import (
 	"flag"
-	"fmt"
 	"math/rand/v2"
 	"os"
-	"reflect"
-	"sort"
-	"strings"
-	"sync"
 	"testing"
 
+	"github.com/minibus-go/minibus/internal/modeltest"
 	"pgregory.net/rapid"
 )
-
-// modelTotals adds up, over every rapid check of a run, the rare paths hit
-// and the operations tried.
-type modelTotals struct {
-	mu     sync.Mutex
-	hits   sometimes
-	ops    map[string]int
-	tally  map[string]int
-	checks int
-	ledger map[string]int
-}
-
-func (m *modelTotals) add(h *machine) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.hits.add(h.m.hits)
-	m.checks++
-	if m.ops == nil {
-		m.ops, m.tally, m.ledger = map[string]int{}, map[string]int{}, map[string]int{}
-	}
-	for k, v := range h.ops {
-		m.ops[k] += v
-	}
-	for k, v := range h.tally {
-		m.tally[k] += v
-	}
-	m.ledger["accepted"] += len(h.m.items)
-	for _, why := range h.m.term {
-		m.ledger[why]++
-	}
-}
 
 // init sets this package's rapid defaults: 200 checks of about 50 steps
 // (rapid's own are 100 and 30). The command line (-rapid.checks,
@@ -99,46 +62,20 @@ func init() {
 // boundary-biased clock jumps, each compared with the reference model. It
 // fails too if the run never hit one of the rare paths.
 func TestModel(t *testing.T) {
-	var totals modelTotals
+	var totals modeltest.Totals
 	rapid.Check(t, func(t *rapid.T) {
-		h := newMachine()
-		defer h.close()
-		h.run(t)
-		totals.add(h)
+		totals.Add(modeltest.Run(t))
 	})
 	if t.Failed() {
 		return
 	}
-	var n int
-	for _, v := range totals.ops {
-		n += v
-	}
-	t.Logf("%d checks, %d operations: %v", totals.checks, n, sortedCounts(totals.ops))
-	t.Logf("outcomes: %v", sortedCounts(totals.tally))
-	t.Logf("ledger: %v", sortedCounts(totals.ledger))
-	t.Logf("rare paths: %+v", totals.hits)
-	if totals.checks < 100 {
+	totals.Log(t)
+	if totals.Checks() < 100 {
 		return // a short run (-rapid.checks) proves nothing about rare paths
 	}
-	v := reflect.ValueOf(totals.hits)
-	for i := range v.NumField() {
-		if v.Field(i).Int() == 0 {
-			t.Errorf("no run hit %s: the generators no longer reach it", v.Type().Field(i).Name)
-		}
+	for _, name := range totals.Missed() {
+		t.Errorf("no run hit %s: the generators no longer reach it", name)
 	}
-}
-
-func sortedCounts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%d, ", k, m[k])
-	}
-	return strings.TrimSuffix(b.String(), ", ")
 }
 
 // FuzzModel is TestModel's state machine driven by the coverage-guided
@@ -158,13 +95,16 @@ func FuzzModel(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
-		h := newMachine()
-		defer h.close()
-		h.run(t)
-		n := 0
-		for _, v := range h.ops {
-			n += v
-		}
-		t.Logf("%d steps", n)
+		t.Logf("%d steps", modeltest.Run(t).Steps())
 	}))
+}
+
+// TestModelFiltersAgree checks the model's filters and actions against the
+// broker's, one message and one rule at a time (SEMANTICS R1–R5): a copy in
+// the subscription exactly when the model's rule matches, changed as the
+// model's action says, and a FilterEvaluationException dead-letter copy
+// exactly when the model's evaluation fails. TestModel then uses the same
+// rules on whole histories.
+func TestModelFiltersAgree(t *testing.T) {
+	rapid.Check(t, modeltest.FiltersAgree)
 }

@@ -1,8 +1,9 @@
-package minibus_test
+package modeltest
 
-// The state machine of TestModel and FuzzModel: random operations applied to
-// the broker and to the reference model (model_ref_test.go) side by side,
-// and everything the broker returns compared with what the model says.
+// The state machine of the root's TestModel and FuzzModel: random
+// operations applied to the broker and to the reference model (model.go)
+// side by side, and everything the broker returns compared with what the
+// model says.
 
 import (
 	"bytes"
@@ -113,6 +114,10 @@ func (h *machine) own(g *minibus.ReceivedMessage) {
 	}
 }
 
+// epoch is where every case's mock clock starts, as in the root's tests: a
+// round instant, so that times in failures read well.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
 func tm(n int64) time.Time { return time.Unix(0, n) }
 
 // ---------------------------------------------------------------- comparing
@@ -145,7 +150,10 @@ func (h *machine) errs(t *rapid.T, what string, got, want error) {
 	}
 }
 
-func propsEqual(a, b map[string]any) bool {
+// PropsEqual reports whether two application property maps hold the same
+// keys with values of the same type and value: byte slices by content,
+// times by instant, a NaN equal to a NaN.
+func PropsEqual(a, b map[string]any) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -230,7 +238,7 @@ func (h *machine) msgs(t *rapid.T, what string, recv *hRecv, got []*minibus.Rece
 		if !sameInstant(g.ScheduledEnqueueTime, w.sched) {
 			bad("ScheduledEnqueueTime", g.ScheduledEnqueueTime, tm(w.sched))
 		}
-		if !propsEqual(g.ApplicationProperties, w.props) {
+		if !PropsEqual(g.ApplicationProperties, w.props) {
 			bad("ApplicationProperties", g.ApplicationProperties, w.props)
 		}
 		if g.SequenceNumber != w.seq {
@@ -319,7 +327,7 @@ func (h *machine) Check(t *rapid.T) {
 		t.Fatalf("model invariant: %v", err)
 	}
 	for _, k := range h.kept {
-		if !bytes.Equal(k.msg.Body, k.body) || !propsEqual(k.msg.ApplicationProperties, k.props) {
+		if !bytes.Equal(k.msg.Body, k.body) || !PropsEqual(k.msg.ApplicationProperties, k.props) {
 			t.Fatalf("a returned message (seq %d) changed after the call: body %q props %v, was %q %v (V4)",
 				k.msg.SequenceNumber, k.msg.Body, k.msg.ApplicationProperties, k.body, k.props)
 		}

@@ -1,0 +1,47 @@
+// Package modeltest is the reference model and the state-machine harness of
+// the root package's model-based test: TestModel, FuzzModel and
+// TestModelFiltersAgree in model_test.go of github.com/minibus-go/minibus.
+// It is a package for tests only.
+//
+// The reference model (model.go, entities.go, send.go, receive.go,
+// settle.go, time.go, invariants.go, filter.go) is SEMANTICS.md in
+// executable form: plain maps and slices, O(n) scans, no timers and no
+// indexes. It knows nothing of the broker but the public types it returns,
+// and it never calls it.
+//
+// The harness (harness.go, draw.go, actions.go, actions_messages.go,
+// actions_settle.go) is a pgregory.net/rapid state machine. It runs random
+// operations on queues, topics, subscriptions and rules, sends, schedules,
+// cancels, receives in both modes and from dead-letter queues, every
+// settlement with valid, stale and forged lock tokens, deferral, peeks,
+// property updates and boundary-biased clock jumps against a broker on a
+// mock clock and against the model side by side. It compares every answer
+// field by field, every count, list and rule, and checks invariants I1–I3,
+// I5–I8 and I10–I15 after every step (I4 and I9 are about sessions and
+// duplicate detection, which minibus does not build). A ledger proves that
+// every accepted message is in exactly one place or has exactly one
+// documented end.
+//
+// [Run] runs one rapid case and returns its [Report]; [Totals] adds the
+// reports of a run up, logs them and names the rare paths (lock expiry,
+// dead-lettering, activation, idle deletion, …) that no case reached.
+// [FiltersAgree] pins the model's filters and actions against the broker's,
+// one message and one rule at a time. The root's other tests share a few of
+// its pieces: [Pick] and [Between] (unbiased rapid draws), [PropsEqual],
+// [ValidName] and [MessageSize].
+//
+// # Running
+//
+// The root's default run (`go test -race ./...`) runs TestModel with 200
+// checks of about 50 steps, which the root's model_test.go sets as its
+// rapid defaults; -rapid.checks and -rapid.steps, or RAPID_CHECKS and
+// RAPID_STEPS, still win. Long soaks, from the repository root:
+//
+//	go test -run 'TestModel$' -rapid.checks=20000 -rapid.steps=200 -timeout 2h .
+//	go test -run 'TestModel$' -rapid.seed=<seed> -rapid.v .   # replay a seed
+//	go test -run '^$' -fuzz 'FuzzModel$' -fuzztime 30m .
+//
+// A failing rapid run prints its seed and writes testdata/rapid/TestModel/…
+// in the root; plain `go test` replays the saved cases. A run of fewer than
+// 100 checks does not require every rare path.
+package modeltest
