@@ -26,11 +26,12 @@ type statement struct {
 // (values, not conditions), params works as there, and the same limits
 // apply.
 //
-// Every error is a *[SyntaxError]. Beyond those of ParseFilter, an action
-// fails to compile when it sets or removes a read-only sys. property (all
-// but MessageId, CorrelationId, To, ReplyTo, Label/Subject, SessionId,
-// ReplyToSessionId, ContentType and PartitionKey) or a statement starts
-// with anything but SET or REMOVE.
+// The errors are those of ParseFilter: a *[ParameterError] for a missing
+// or unsupported parameter, else a *[SyntaxError]. Beyond the syntax errors
+// of ParseFilter, an action fails to compile when it sets or removes a
+// read-only sys. property (all but MessageId, CorrelationId, To, ReplyTo,
+// Label/Subject, SessionId, ReplyToSessionId, ContentType and PartitionKey)
+// or a statement starts with anything but SET or REMOVE.
 func ParseAction(expr string, params map[string]any) (*Action, error) {
 	stmts, err := parseAction(expr, params, false)
 	if err != nil {

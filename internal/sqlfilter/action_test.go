@@ -9,7 +9,8 @@ import (
 )
 
 // actionCase is one row of the action table: apply expr to a copy of one of
-// testMessages, then check it. err expects ErrSyntax (at pos) or ErrEval;
+// testMessages, then check it. err expects ErrSyntax or ErrParameter (at
+// pos) or ErrEval;
 // check runs on the message also after an evaluation error, to see what
 // the statements before it changed.
 type actionCase struct {
@@ -144,7 +145,8 @@ func actionCases() []actionCase {
 		{name: "condition as value", expr: "SET a = (b > 1)", err: ErrSyntax, pos: 9},
 		{name: "chained =", expr: "SET a = b = c", err: ErrSyntax, pos: 10},
 		{name: "REMOVE with value", expr: "REMOVE a = 1", err: ErrSyntax, pos: 9},
-		{name: "missing parameter", expr: "SET a = @nope", err: ErrSyntax, pos: 8},
+		{name: "missing parameter", expr: "SET a = @nope", err: ErrParameter, pos: 8},
+		{name: "unsupported parameter", expr: "SET a = 1; REMOVE b; SET c = @bytes", err: ErrParameter, pos: 29},
 		{name: "unterminated string", expr: "SET a = 'x", err: ErrSyntax, pos: 8},
 	}
 }
@@ -162,6 +164,15 @@ func TestActionTable(t *testing.T) {
 func runActionCase(t *testing.T, c actionCase) {
 	t.Helper()
 	a, err := ParseAction(c.expr, testParams())
+	if c.err == ErrParameter {
+		require.ErrorIs(t, err, ErrParameter)
+		require.NotErrorIs(t, err, ErrSyntax)
+		var pe *ParameterError
+		require.ErrorAs(t, err, &pe)
+		require.Equal(t, c.pos, pe.Pos, "%v", err)
+		require.True(t, strings.HasPrefix(c.expr[pe.Pos:], "@"+pe.Name), "%v", err)
+		return
+	}
 	if c.err == ErrSyntax {
 		require.ErrorIs(t, err, ErrSyntax)
 		var se *SyntaxError

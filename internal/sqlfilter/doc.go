@@ -1,6 +1,8 @@
 // Package sqlfilter implements the Azure Service Bus SQL filter and rule
 // action language (SqlRuleFilter, SqlRuleAction): a SQL-92 subset evaluated
-// against the system and user properties of one message, never its body.
+// against the system and user properties of one message, never its body,
+// and the correlation filter (CorrelationRuleFilter) that matches the same
+// properties by equality.
 //
 // # Basics
 //
@@ -14,6 +16,14 @@
 //		map[string]any{"@min": 100})
 //	ok, err := f.Match(&sqlfilter.Message{Subject: "order-7",
 //		Properties: map[string]any{"amount": 250}})
+//
+// [NewCorrelation] compiles a correlation filter (CorrelationRuleFilter,
+// rule R4): required values of system properties and user properties,
+// matched by equality with [Correlation.Match]. It finds user properties
+// by name and compares numbers, strings, bools and durations as the SQL
+// = does (Properties, Values and types below), but it has no NULL logic
+// (nil equals nil), compares []byte values by content and never fails at
+// match time: values that do not compare are not equal.
 //
 // # Grammar
 //
@@ -115,10 +125,12 @@
 // # Errors
 //
 // Compiling fails with a *[SyntaxError] ([ErrSyntax]) that gives the byte
-// offset and text of the offending token. Running fails with an
-// *[EvalError] ([ErrEval]) that gives the offset and text of the failing
-// operator or operand; the rule engine then treats the message as not
-// matched or dead-letters it (rule R5).
+// offset and text of the offending token, or, when the text is valid but
+// an @parameter it uses is missing or of an unsupported type, with a
+// *[ParameterError] ([ErrParameter]) that gives the offset and name of the
+// parameter. Running fails with an *[EvalError] ([ErrEval]) that gives the
+// offset and text of the failing operator or operand; the rule engine then
+// treats the message as not matched or dead-letters it (rule R5).
 //
 // # Caveats
 //

@@ -5,22 +5,33 @@ import (
 	"fmt"
 )
 
-// Sentinel errors, grouped by when they happen. Every error this package
-// returns wraps exactly one of them, so callers can test with [errors.Is] and
-// read the details with [errors.As].
+// Sentinel errors, grouped by when they happen. Every error that
+// [ParseFilter], [ParseAction], [Filter.Match], [Filter.Eval] and
+// [Action.Apply] return wraps exactly one of them, so callers can test with
+// [errors.Is] and read the details with [errors.As]. ([NewCorrelation]
+// returns plain errors: it compiles no expression.)
 var (
-	// ErrSyntax is wrapped by every *[SyntaxError]. It is returned when an
-	// expression is compiled ([ParseFilter], [ParseAction]) and the text is
-	// not valid: bad tokens, bad grammar, an unknown function or sys.
-	// property, a read-only sys. property as an action target, a missing or
-	// unsupported @parameter, too long or too deeply nested text.
+	// When an expression is compiled ([ParseFilter], [ParseAction]):
+
+	// ErrSyntax is wrapped by every *[SyntaxError]. It is returned when the
+	// text is not valid: bad tokens, bad grammar, an unknown function or
+	// sys. property, a read-only sys. property as an action target, an
+	// integer literal out of range, too long or too deeply nested text.
 	ErrSyntax = errors.New("sqlfilter: syntax error")
 
-	// ErrEval is wrapped by every *[EvalError]. It is returned when a
-	// compiled expression is run ([Filter.Match], [Filter.Eval],
-	// [Action.Apply]) and an operator meets operands it is not defined for:
-	// comparing a string with a number, LIKE on a number, integer division by
-	// zero, storing a []byte with SET, and so on.
+	// ErrParameter is wrapped by every *[ParameterError]. It is returned
+	// when the text is valid but an @parameter it uses is not in the
+	// parameter map, or has a type the language has no values of ([]byte,
+	// a struct, a slice, ...).
+	ErrParameter = errors.New("sqlfilter: bad parameter")
+
+	// When a compiled expression is run ([Filter.Match], [Filter.Eval],
+	// [Action.Apply]):
+
+	// ErrEval is wrapped by every *[EvalError]. It is returned when an
+	// operator meets operands it is not defined for: comparing a string
+	// with a number, LIKE on a number, integer division by zero, storing a
+	// []byte with SET, and so on.
 	ErrEval = errors.New("sqlfilter: evaluation error")
 )
 
@@ -47,6 +58,27 @@ func (e *SyntaxError) Error() string {
 
 // Unwrap returns [ErrSyntax].
 func (e *SyntaxError) Unwrap() error { return ErrSyntax }
+
+// ParameterError reports an @parameter that an expression uses but the
+// parameters given to [ParseFilter] or [ParseAction] cannot supply. It wraps
+// [ErrParameter].
+type ParameterError struct {
+	// Pos is the byte offset of the parameter ("@name") in the expression.
+	Pos int
+	// Name is the parameter's name as written, without the '@'.
+	Name string
+	// Msg says what is wrong, in lower case without a trailing period:
+	// "not given", or "unsupported type T" for a value of Go type T.
+	Msg string
+}
+
+// Error returns "sqlfilter: parameter @name at offset N: msg".
+func (e *ParameterError) Error() string {
+	return fmt.Sprintf("sqlfilter: parameter @%s at offset %d: %s", e.Name, e.Pos, e.Msg)
+}
+
+// Unwrap returns [ErrParameter].
+func (e *ParameterError) Unwrap() error { return ErrParameter }
 
 // EvalError reports an expression that compiled but failed while it ran
 // against one message. It wraps [ErrEval].

@@ -58,3 +58,35 @@ func ExampleParseAction() {
 	// Output:
 	// map[color:red quantity:5] low
 }
+
+func ExampleParseFilter_parameterError() {
+	_, err := ParseFilter("amount > @min", map[string]any{"@max": 100})
+	var pe *ParameterError
+	if errors.As(err, &pe) {
+		fmt.Println(pe.Pos, pe.Name, pe.Msg)
+	}
+	fmt.Println(err)
+	// Output:
+	// 9 min not given
+	// sqlfilter: parameter @min at offset 9: not given
+}
+
+func ExampleNewCorrelation() {
+	c, err := NewCorrelation(CorrelationFields{Subject: "order"}, map[string]any{"priority": int64(1)})
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range []*Message{
+		{Subject: "order", Properties: map[string]any{"Priority": 1.0}}, // any case, any numeric type
+		{Subject: "order", Properties: map[string]any{"priority": "1"}}, // a string is not a number
+		{Subject: "Order", Properties: map[string]any{"priority": 1}},   // system properties are case-sensitive
+		{Subject: "order"}, // priority missing
+	} {
+		fmt.Println(c.Match(m))
+	}
+	// Output:
+	// true
+	// false
+	// false
+	// false
+}

@@ -52,12 +52,13 @@ type Filter struct {
 // float, time.Time or time.Duration; parameters the expression does not
 // use are ignored.
 //
-// Every error is a *[SyntaxError] (wrapping [ErrSyntax]) with the byte
-// offset and text of the offending token: bad syntax, an empty or
-// unterminated expression, trailing text, an unknown function or sys.
-// property, a missing parameter or one of an unsupported type, an integer
-// literal outside int64, more than 1024 characters or more than 256 levels
-// of nesting.
+// A missing parameter, or one of an unsupported type, is a
+// *[ParameterError] (wrapping [ErrParameter]) with the byte offset and name
+// of the parameter. Every other error is a *[SyntaxError] (wrapping
+// [ErrSyntax]) with the byte offset and text of the offending token: bad
+// syntax, an empty or unterminated expression, trailing text, an unknown
+// function or sys. property, an integer literal outside int64, more than
+// 1024 characters or more than 256 levels of nesting.
 func ParseFilter(expr string, params map[string]any) (*Filter, error) {
 	root, err := parseFilter(expr, params, false)
 	if err != nil {

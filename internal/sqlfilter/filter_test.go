@@ -12,8 +12,9 @@ import (
 
 // filterCase is one row of the filter table: an expression run against one
 // of testMessages with testParams. Exactly one outcome is expected: a Truth
-// (err nil), ErrSyntax or ErrEval. For errors, pos and tok (when tok is not
-// "-") give the expected Pos and Token.
+// (err nil), ErrSyntax, ErrParameter or ErrEval. For errors, pos and tok
+// (when tok is not "-") give the expected Pos and Token (for ErrParameter:
+// Pos and Name).
 type filterCase struct {
 	name string
 	msg  string
@@ -32,6 +33,10 @@ func ok(name, msg, expr string, want Truth) filterCase {
 
 func syntaxErr(name, expr string, pos int, tok string) filterCase {
 	return filterCase{name: name, msg: "order", expr: expr, err: ErrSyntax, pos: pos, tok: tok}
+}
+
+func paramErr(name, expr string, pos int, param string) filterCase {
+	return filterCase{name: name, msg: "order", expr: expr, err: ErrParameter, pos: pos, tok: param}
 }
 
 func evalErrCase(name, msg, expr string, pos int, tok string) filterCase {
@@ -240,8 +245,6 @@ func ruleFilterCases() []filterCase {
 		syntaxErr("unknown sys property later", "color = 'a' AND sys.Nope IS NULL", 20, "Nope"),
 		syntaxErr("unknown function", "nosuch(1) = 1", 0, "nosuch"),
 		syntaxErr("unknown scope", "foo.bar = 1", 0, "foo"),
-		syntaxErr("missing parameter", "color = @missing", 8, "@missing"),
-		syntaxErr("unsupported parameter type", "color = @bytes", 8, "@bytes"),
 		syntaxErr("int64 overflow", "quantity = 9223372036854775808", 11, "9223372036854775808"),
 		syntaxErr("float overflow", "price < 1E400", 8, "1E400"),
 		syntaxErr("end after operator", "color = ", 8, ""),
@@ -267,6 +270,13 @@ func ruleFilterCases() []filterCase {
 		syntaxErr("nesting 257 deep", strings.Repeat("(", 257)+"a = 1"+strings.Repeat(")", 257), 256, "("),
 		syntaxErr("NOT nesting 257 deep", strings.Repeat("NOT (", 129)+"a"+strings.Repeat(")", 129), 640, "NOT"),
 		syntaxErr("longer than 1024", "color = '"+strings.Repeat("x", 1020)+"'", 1024, "x"),
+
+		// Parameter errors, pointing at the '@'.
+		paramErr("missing parameter", "color = @missing", 8, "missing"),
+		paramErr("unsupported parameter type", "color = @bytes", 8, "bytes"),
+		paramErr("missing parameter in IN", "color IN ('red', @nope)", 17, "nope"),
+		paramErr("parameter error before a later syntax error", "@nope = = 1", 0, "nope"),
+		syntaxErr("syntax error before a later parameter", "color = = @nope", 8, "="),
 
 		// Evaluation errors (R5), pointing at the operator or operand.
 		evalErrCase("string vs number", "order", "color > 5", 6, ">"),
@@ -308,6 +318,10 @@ func TestFilterTable(t *testing.T) {
 func runFilterCase(t *testing.T, c filterCase) {
 	t.Helper()
 	f, err := ParseFilter(c.expr, testParams())
+	if c.err == ErrParameter {
+		requireParameterError(t, err, c.pos, c.tok)
+		return
+	}
 	if c.err == ErrSyntax {
 		require.ErrorIs(t, err, ErrSyntax, "expr %q", c.expr)
 		var se *SyntaxError
@@ -408,8 +422,47 @@ func TestParameterTypes(t *testing.T) {
 	}
 	for _, v := range []any{[]byte("x"), struct{}{}, []string{"a"}, map[string]any{}} {
 		_, err := ParseFilter("@p IS NULL", map[string]any{"@p": v})
-		require.ErrorIs(t, err, ErrSyntax, "%T", v)
+		require.ErrorIs(t, err, ErrParameter, "%T", v)
+		require.NotErrorIs(t, err, ErrSyntax, "%T", v)
 	}
+}
+
+// requireParameterError asserts that err is a *ParameterError at pos for
+// the parameter name, and nothing else.
+func requireParameterError(t *testing.T, err error, pos int, name string) {
+	t.Helper()
+	require.ErrorIs(t, err, ErrParameter)
+	require.NotErrorIs(t, err, ErrSyntax)
+	require.NotErrorIs(t, err, ErrEval)
+	var pe *ParameterError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, pos, pe.Pos, "Pos of %v", err)
+	require.Equal(t, name, pe.Name, "Name of %v", err)
+	require.NotContains(t, strings.ToLower(err.Error()), "syntax")
+}
+
+// TestParameterErrors checks the text of parameter errors, from filters and
+// actions, and that of the sentinel.
+func TestParameterErrors(t *testing.T) {
+	t.Parallel()
+	_, err := ParseFilter("a = @p", nil)
+	require.EqualError(t, err, "sqlfilter: parameter @p at offset 4: not given")
+	requireParameterError(t, err, 4, "p")
+
+	_, err = ParseFilter("a = @Blob", map[string]any{"@blob": []byte("x")})
+	require.EqualError(t, err, "sqlfilter: parameter @Blob at offset 4: unsupported type []uint8")
+	requireParameterError(t, err, 4, "Blob")
+
+	_, err = ParseAction("SET a = 1; SET b = @when", map[string]any{"when": struct{}{}})
+	require.EqualError(t, err, "sqlfilter: parameter @when at offset 19: unsupported type struct {}")
+	requireParameterError(t, err, 19, "when")
+
+	_, err = ParseAction("REMOVE x; SET y = @gone + 1", map[string]any{"@other": 1})
+	require.EqualError(t, err, "sqlfilter: parameter @gone at offset 18: not given")
+
+	require.NotContains(t, ErrParameter.Error(), "syntax")
+	require.Equal(t, "sqlfilter: bad parameter", ErrParameter.Error())
+	require.Equal(t, ErrParameter, (&ParameterError{}).Unwrap())
 }
 
 // TestConcurrentMatch runs one filter from many goroutines (run with -race).

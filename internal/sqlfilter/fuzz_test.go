@@ -95,9 +95,19 @@ func FuzzParseAction(f *testing.F) {
 }
 
 // checkSyntaxError fails unless err is a *SyntaxError whose Token is the
-// text at Pos.
+// text at Pos, or a *ParameterError whose Pos is that of "@Name".
 func checkSyntaxError(t *testing.T, expr string, err error) {
 	t.Helper()
+	var pe *ParameterError
+	if errors.As(err, &pe) {
+		if !errors.Is(err, ErrParameter) || errors.Is(err, ErrSyntax) {
+			t.Fatalf("%q: error %v (%T) wraps the wrong sentinel", expr, err, err)
+		}
+		if pe.Pos < 0 || pe.Pos > len(expr) || !strings.HasPrefix(expr[pe.Pos:], "@"+pe.Name) {
+			t.Fatalf("%q: Pos %d / Name %q do not point into the expression", expr, pe.Pos, pe.Name)
+		}
+		return
+	}
 	var se *SyntaxError
 	if !errors.As(err, &se) || !errors.Is(err, ErrSyntax) {
 		t.Fatalf("%q: error %v (%T) is not a *SyntaxError", expr, err, err)

@@ -577,7 +577,8 @@ func (p *parser) parsePrimary() (node, error) {
 }
 
 // param binds @name to its value from the parameter map: the key "@name"
-// first, then "name", then either spelling case-insensitively.
+// first, then "name", then either spelling case-insensitively. A missing
+// parameter or one of an unsupported type is a *ParameterError.
 func (p *parser) param(t token) (node, error) {
 	v, ok := p.params["@"+t.text]
 	if !ok {
@@ -592,10 +593,10 @@ func (p *parser) param(t token) (node, error) {
 		}
 	}
 	if !ok {
-		return nil, p.errAt(t, "missing parameter @%s", t.text)
+		return nil, &ParameterError{Pos: t.pos, Name: t.text, Msg: "not given"}
 	}
 	if !supportedParam(v) {
-		return nil, p.errAt(t, "parameter @%s has unsupported type %T", t.text, v)
+		return nil, &ParameterError{Pos: t.pos, Name: t.text, Msg: fmt.Sprintf("unsupported type %T", v)}
 	}
 	return &paramNode{srcSpan: srcSpan{t.pos, t.end}, name: t.text, v: fromAny(v)}, nil
 }

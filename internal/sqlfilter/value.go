@@ -211,8 +211,16 @@ func (op cmpOp) String() string {
 	return ">="
 }
 
-// holds reports whether op holds for a three-way comparison result c.
+// unordered is the three-way result of comparing NaN with a number: only
+// <> holds (IEEE 754).
+const unordered = 2
+
+// holds reports whether op holds for a three-way comparison result c (-1,
+// 0, 1 or unordered).
 func (op cmpOp) holds(c int) bool {
+	if c == unordered {
+		return op == opNe
+	}
 	switch op {
 	case opEq:
 		return c == 0
@@ -236,45 +244,58 @@ func compare(op cmpOp, a, b value) (Truth, error) {
 	if a.k == kindNull || b.k == kindNull {
 		return Unknown, nil
 	}
-	var c int
-	switch {
-	case a.k == kindInt && b.k == kindInt:
-		c = cmpOrdered(a.i, b.i)
-	case a.isNumber() && b.isNumber():
-		return toTruth(compareFloat(op, a.float(), b.float())), nil
-	case a.k == kindString && b.k == kindString:
-		c = strings.Compare(a.s, b.s)
-	case a.k == kindBool && b.k == kindBool:
-		if op != opEq && op != opNe {
-			return False, fmt.Errorf("operator %s is not defined for bool (only = and <>)", op)
-		}
-		c = cmpOrdered(a.i, b.i)
-	case a.k == kindTime && b.k == kindTime:
-		if c = cmpOrdered(a.i, b.i); c == 0 {
-			c = cmpOrdered(int64(a.ns), int64(b.ns))
-		}
-	case a.k == kindDuration && b.k == kindDuration:
-		c = cmpOrdered(a.i, b.i)
-	default:
+	if a.k == kindInt && b.k == kindInt {
+		// order's first case, inline: the common case without a call
+		// (about 5% of a typical Match).
+		return toTruth(op.holds(cmpOrdered(a.i, b.i))), nil
+	}
+	c, ok := order(a, b)
+	if !ok {
 		return False, fmt.Errorf("cannot compare %s with %s", a.k, b.k)
+	}
+	if a.k == kindBool && op != opEq && op != opNe {
+		return False, fmt.Errorf("operator %s is not defined for bool (only = and <>)", op)
 	}
 	return toTruth(op.holds(c)), nil
 }
 
-func compareFloat(op cmpOp, a, b float64) bool {
-	switch op {
-	case opEq:
-		return a == b
-	case opNe:
-		return a != b
-	case opLt:
-		return a < b
-	case opLe:
-		return a <= b
-	case opGt:
-		return a > b
+// order compares two values that are not NULL, three-way: -1, 0, 1, or
+// unordered when a number is NaN. ok is false for pairings that do not
+// compare (string with number, []byte with anything, ...). int64 with int64
+// compares exactly; an int64 with a float64 compares as float64. It is the
+// one comparison of the package: [compare] and [Correlation.Match] both use
+// it. It does not allocate.
+func order(a, b value) (c int, ok bool) {
+	switch {
+	case a.k == kindInt && b.k == kindInt:
+		return cmpOrdered(a.i, b.i), true
+	case a.isNumber() && b.isNumber():
+		return cmpFloat(a.float(), b.float()), true
+	case a.k == kindString && b.k == kindString:
+		return strings.Compare(a.s, b.s), true
+	case a.k == kindTime && b.k == kindTime:
+		if c = cmpOrdered(a.i, b.i); c == 0 {
+			c = cmpOrdered(int64(a.ns), int64(b.ns))
+		}
+		return c, true
+	case a.k == b.k && (a.k == kindBool || a.k == kindDuration):
+		return cmpOrdered(a.i, b.i), true
 	}
-	return a >= b
+	return 0, false
+}
+
+// cmpFloat compares IEEE numbers: unordered when either is NaN; -0 equals
+// +0.
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	case a == b:
+		return 0
+	}
+	return unordered
 }
 
 func cmpOrdered(a, b int64) int {
