@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// One conformance suite for every receiver kind (STYLE.md practice 16): each
+// One conformance suite for every receiver kind: each
 // rule of SEMANTICS L, Q4 and V4 is written once, as a function of a
 // fixture, and runs over every kind of receivable sub-queue.
 

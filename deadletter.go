@@ -1,38 +1,23 @@
 package minibus
 
-import (
-	"context"
-	"log/slog"
-	"strconv"
+import "github.com/minibus-go/minibus/internal/engine"
 
-	"github.com/minibus-go/minibus/internal/store"
-)
-
-// Dead-letter reasons and descriptions the broker sets (SEMANTICS L6, E5).
+// Every queue and subscription has a dead-letter queue, read with a
+// Receiver whose [ReceiverOptions.SubQueue] is [SubQueueDeadLetter]
+// (SEMANTICS D1). Messages get there by [Receiver.DeadLetterMessage], with
+// the reason the caller gives, or from the broker, with one of these
+// reasons in [ReceivedMessage.DeadLetterReason]. A dead-lettered message
+// keeps its body, properties, sequence number, EnqueuedTime and
+// DeliveryCount (D2); MaxDeliveryCount and time to live do not apply in a
+// dead-letter queue (D3), and its messages cannot be dead-lettered again.
 const (
-	reasonMaxDelivery     = "MaxDeliveryCountExceeded"
-	reasonTTLExpired      = "TTLExpiredException"
-	descriptionTTLExpired = "The message expired and was dead lettered."
+	// DeadLetterReasonMaxDeliveryCountExceeded: the message's lock ended
+	// unsettled MaxDeliveryCount times (SEMANTICS L6). Its description reads
+	// "Message could not be consumed after N delivery attempts."
+	DeadLetterReasonMaxDeliveryCountExceeded = engine.ReasonMaxDelivery
+	// DeadLetterReasonFilterEvaluation: a rule of the subscription failed to
+	// evaluate the message and the subscription has
+	// DeadLetteringOnFilterEvaluationExceptions (SEMANTICS R5). The
+	// description names the rule and the error.
+	DeadLetterReasonFilterEvaluation = engine.ReasonFilterEvaluation
 )
-
-func maxDeliveryDescription(n uint32) string {
-	return "Message could not be consumed after " + strconv.FormatUint(uint64(n), 10) + " delivery attempts."
-}
-
-// deadLetterLocked moves m, unlocked, from q to the entity's dead-letter
-// queue with reason and description (SEMANTICS D2): it keeps its body,
-// properties, sequence number, EnqueuedTime and DeliveryCount, and it never
-// expires there (E6).
-func (e *entity) deadLetterLocked(q *subQueue, m *store.Message, reason, description string) {
-	e.setDueLocked(m, store.Never)
-	q.remove(m)
-	m.State = store.Available
-	m.FromDeferral = false
-	m.DL = &store.DeadLetter{Reason: reason, Description: description}
-	if e.ns.log.Enabled(context.Background(), slog.LevelDebug) {
-		e.ns.log.Debug("minibus: dead-lettered", "entity", e.describe(), "seq", m.Key.Seq, "reason", reason)
-	}
-	dlq := e.sub[SubQueueDeadLetter]
-	dlq.add(m)
-	dlq.waiters.wake(1)
-}

@@ -9,6 +9,8 @@
 // The rules minibus follows are numbered in SEMANTICS.md (T1, L6, E4, …);
 // doc comments and tests cite them.
 //
+//	go get github.com/minibus-go/minibus
+//
 // # Basics
 //
 // A [Namespace] holds queues and topics. Create one, send, receive and
@@ -83,9 +85,50 @@
 // names the entity, message or value at fault. A call that returns an error
 // has changed nothing; context errors are returned unchanged.
 //
+// # Logging
+//
+// [WithLogger] gives the namespace a log/slog logger: entity lifecycle
+// (created, updated, deleted, deleted on idle) at Info, dead-lettering by
+// the broker at Debug. The default discards everything.
+//
 // # Caveats
 //
 // Messages live in memory only. Sessions, duplicate detection and
 // auto-forwarding are not built yet: the properties that turn them on are
 // refused with [ErrInvalidArgument].
+//
+// # Architecture
+//
+// The folders are the layers; each imports only those below it:
+//
+//	minibus/                 the public API: handles, options, validation,
+//	                         copies at the boundary (SEMANTICS V4), docs
+//	internal/engine/         the broker: entities and their mutexes, every
+//	                         message transition (transitions.go), topic
+//	                         fan-out, catch-up and the one timer, blocked
+//	                         receivers
+//	internal/store/          one entity's messages: btree indexes, the
+//	                         arena, the list of locks, the deadline index,
+//	                         recycled records, the byte quota
+//	internal/sqlfilter/      the SQL filter and action language, and
+//	                         correlation filters
+//	internal/errs/           the sentinel errors this package re-exports
+//	internal/modeltest/      the reference model of the model-based test
+//
+// A call flows the same way every time. The root checks its arguments and
+// copies the caller's messages into store records. The engine reads the
+// clock and catches up: everything due in the namespace at or before now
+// happens first, in time order across entities (SEMANTICS T3). It then
+// locks the entity, applies the transitions of the call and unlocks; a
+// receive or peek hands back pinned snapshots of the records, which the
+// root copies into ReceivedMessages outside every lock.
+//
+// Lock order: the namespace's registry, then a topic, then its
+// subscriptions in name order (a queue stands alone), then the scheduler's
+// leaf locks. No lock is held while calling user code or blocking on a
+// channel; a blocked receive waits on a channel of its own.
+//
+// The engine's transitions take their instant as an argument and read no
+// clock, so that a write-ahead log can record and replay them; the engine's
+// package documentation says how one would plug in.
 package minibus

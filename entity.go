@@ -1,485 +1,483 @@
 package minibus
 
 import (
-	"context"
-	"math/rand/v2"
 	"strconv"
-	"sync"
-	"sync/atomic"
+	"time"
 
-	"github.com/minibus-go/minibus/internal/deadline"
-	"github.com/minibus-go/minibus/internal/store"
+	"github.com/minibus-go/minibus/internal/engine"
 )
 
-// entityKind says what an entity is.
-type entityKind uint8
-
-const (
-	kindQueue entityKind = iota
-	kindTopic
-	kindSubscription
-)
-
-func (k entityKind) String() string {
-	switch k {
-	case kindQueue:
-		return "queue"
-	case kindTopic:
-		return "topic"
-	}
-	return "subscription"
+// Queue is a handle to a queue. Get one from [Namespace.CreateQueue] or
+// [Namespace.Queue]. Handles stay valid until the queue is deleted (by
+// DeleteQueue or on idle, SEMANTICS A3); then every call returns ErrNotFound,
+// even if a new queue of the same name is created. A Queue is safe for
+// concurrent use.
+type Queue struct {
+	e *engine.Entity
 }
 
-// entity is the state behind a Queue, Topic or Subscription handle. One
-// mutex guards all of it (STYLE.md practice 6); the lock order is written
-// down on Namespace.
-//
-// A queue and a subscription are receivable: they hold messages in a main
-// queue, a dead-letter queue and a transfer dead-letter queue. A queue and a
-// topic number the messages sent to them; a topic holds only its scheduled
-// messages (SEMANTICS S5) and copies the others to its subscriptions.
-type entity struct {
-	ns    *Namespace
-	kind  entityKind
-	id    uint64  // unique in the namespace; orders equal deadlines
-	name  string  // as created (SEMANTICS V1)
-	topic *entity // a subscription's topic
+// Topic is a handle to a topic: it numbers the messages sent to it and
+// copies each to every subscription whose rules match (SEMANTICS R1). Get one
+// from [Namespace.CreateTopic] or [Namespace.Topic]. Handles stay valid
+// until the topic is deleted; then every call returns ErrNotFound. A Topic
+// is safe for concurrent use.
+type Topic struct {
+	e *engine.Entity
+}
 
-	// schedDue is this entity's bound in the namespace scheduler, or
-	// store.Never; written under ns.sched.mu (catchup.go).
-	schedDue atomic.Int64
-	// lastActivity is the instant of the last activity (SEMANTICS A2). It is
-	// atomic because a subscription's activity is also its topic's.
-	lastActivity atomic.Int64
-	// watchers counts the receivers blocked on the entity (for a topic, on
-	// its subscriptions); inWatchSet says the scheduler knows it (catchup.go).
-	watchers   atomic.Int32
-	inWatchSet atomic.Bool
-	// gone is set, under mu, when the entity is deleted.
-	gone atomic.Bool
+// Subscription is a handle to a topic's subscription: a receivable entity
+// like a queue, holding its own copy of every topic message its rules
+// select. Get one from [Topic.CreateSubscription] or [Topic.Subscription].
+// A Subscription is safe for concurrent use.
+type Subscription struct {
+	e *engine.Entity
+}
 
-	mu sync.Mutex
-	// Guarded by mu:
-	cfg cfg
-	// props are the entity's public properties, defaults filled in:
-	// QueueProperties, TopicProperties or SubscriptionProperties.
-	props any
-	// inCatchUp is set while the namespace catch-up processes the entity: it
-	// re-registers the entity when done, so register skips it meanwhile.
-	inCatchUp bool
-	deleted   bool
-	created   int64
-	updated   int64
-	accessed  int64
-	// seq is the last sequence number assigned (queues and topics, Q1).
-	seq int64
-	// lastActivation is the instant the last scheduled message activated:
-	// idle time counts from it too (SEMANTICS A2).
-	lastActivation int64
-	// localNext is a lower bound of the earliest deadline, idle included.
-	localNext int64
-	// arena holds every message of the entity, so that the indexes refer to
-	// them by slot (internal/store). A lock token carries its message's slot
-	// masked with tokenMask (lock.go).
-	arena     *store.Arena
-	tokenMask uint32
-	// deadlines holds the pending expiries and activations, locks the locked
-	// messages in the order their locks end: together, every pending message
-	// deadline (SEMANTICS T3).
-	deadlines *deadline.Index
-	locks     lockList
-	// sub holds the main, dead-letter and transfer dead-letter queues,
-	// indexed by SubQueue. A topic uses only the main one, for its scheduled
+// QueueRuntimeProperties are a queue's counts and times (SEMANTICS L13).
+// Counts are exact at the instant they are read (SEMANTICS T3).
+type QueueRuntimeProperties struct {
+	// ActiveMessageCount counts available, locked and deferred messages.
+	ActiveMessageCount int64
+	// ScheduledMessageCount counts scheduled messages not yet active.
+	ScheduledMessageCount int64
+	// DeadLetterMessageCount counts the dead-letter queue's messages.
+	DeadLetterMessageCount int64
+	// TransferMessageCount counts messages waiting to be forwarded: always 0,
+	// as minibus forwards at once.
+	TransferMessageCount int64
+	// TransferDeadLetterMessageCount counts the transfer dead-letter queue's
 	// messages.
-	sub [3]*subQueue
-	// subs are a topic's subscriptions, sorted by lower-case name. Deleted
-	// ones linger until the topic next locks them (pruneSubsLocked).
-	subs []*entity
-	// rules are a subscription's rules, sorted by name.
-	rules []*rule
+	TransferDeadLetterMessageCount int64
+	// TotalMessageCount is the sum of the counts above.
+	TotalMessageCount int64
+	// SizeInBytes is the total size of the queue's messages (SEMANTICS V3).
+	SizeInBytes int64
+	// CreatedAt is when the queue was created, UpdatedAt when its properties
+	// last changed, AccessedAt when it last took a send or a receive.
+	CreatedAt, UpdatedAt, AccessedAt time.Time
 }
 
-// cfg is an entity's settings in the broker's units, defaults filled in.
-type cfg struct {
-	lockDuration    int64
-	maxDelivery     uint32
-	ttl             int64 // DefaultMessageTimeToLive, or store.Never
-	dlOnExpiry      bool
-	dlOnFilterError bool
-	autoDelete      int64 // AutoDeleteOnIdle, or store.Never
-	maxSize         int64 // bytes
-	maxMessageSize  int64 // bytes
-	status          EntityStatus
+// TopicRuntimeProperties are a topic's counts and times.
+type TopicRuntimeProperties struct {
+	// ScheduledMessageCount counts scheduled messages waiting in the topic
+	// (SEMANTICS S5).
+	ScheduledMessageCount int64
+	// SizeInBytes is the size of the topic's scheduled messages and of every
+	// subscription's messages.
+	SizeInBytes int64
+	// SubscriptionCount is the number of subscriptions.
+	SubscriptionCount int32
+	// CreatedAt is when the topic was created, UpdatedAt when its properties
+	// last changed, AccessedAt when it last took a send.
+	CreatedAt, UpdatedAt, AccessedAt time.Time
 }
 
-func newEntity(ns *Namespace, kind entityKind, name string, c cfg, now int64) *entity {
-	e := &entity{
-		ns:             ns,
-		kind:           kind,
-		id:             ns.ids.Add(1),
-		name:           name,
-		cfg:            c,
-		created:        now,
-		updated:        now,
-		accessed:       now,
-		lastActivation: store.Unset,
-		localNext:      store.Never,
-		arena:          store.NewArena(),
-		tokenMask:      rand.Uint32(),
-		deadlines:      deadline.New(),
-	}
-	e.schedDue.Store(store.Never)
-	e.lastActivity.Store(now)
-	n := 1
-	if kind != kindTopic {
-		n = 3
-	}
-	for i := range n {
-		e.sub[i] = newSubQueue(e, SubQueue(i))
-	}
-	e.rescheduleLocked()
-	return e
+// SubscriptionRuntimeProperties are a subscription's counts and times
+// (SEMANTICS L13).
+type SubscriptionRuntimeProperties struct {
+	// ActiveMessageCount counts available, locked and deferred messages.
+	ActiveMessageCount int64
+	// DeadLetterMessageCount counts the dead-letter queue's messages.
+	DeadLetterMessageCount int64
+	// TotalMessageCount is the sum of the counts.
+	TotalMessageCount int64
+	// TransferMessageCount is always 0: minibus forwards at once.
+	TransferMessageCount int64
+	// TransferDeadLetterMessageCount counts the transfer dead-letter queue's
+	// messages.
+	TransferDeadLetterMessageCount int64
+	// CreatedAt is when the subscription was created, UpdatedAt when its
+	// properties or rules last changed, AccessedAt when it last took a
+	// receive.
+	CreatedAt, UpdatedAt, AccessedAt time.Time
 }
 
-// describe names the entity for error texts: queue "orders".
-func (e *entity) describe() string {
-	return e.kind.String() + " " + strconv.Quote(e.path())
-}
+func culprit(kind engine.Kind, name string) string { return kind.String() + " " + strconv.Quote(name) }
 
-// path is the entity's Service Bus path: "orders", or "topic/Subscriptions/sub".
-func (e *entity) path() string {
-	if e.kind == kindSubscription {
-		return e.topic.name + "/Subscriptions/" + e.name
+// CreateQueue creates a queue. props may be nil: every property then has its
+// default. It returns ErrInvalidArgument for a bad name (SEMANTICS V1) or
+// property (V2), and ErrAlreadyExists when a queue or topic has the name
+// already (names are case-insensitive and shared by queues and topics).
+func (ns *Namespace) CreateQueue(name string, props *QueueProperties) (*Queue, error) {
+	var p QueueProperties
+	if props != nil {
+		p = *props
 	}
-	return e.name
-}
-
-// begin starts an operation: it checks ctx and the namespace and catches up,
-// returning now (SEMANTICS T3).
-func (e *entity) begin(ctx context.Context) (int64, error) {
-	if ctx == nil {
-		return 0, errorf(ErrInvalidArgument, e.describe(), "nil context")
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if e.ns.closed.Load() {
-		return 0, errClosed
-	}
-	return e.ns.now(), nil
-}
-
-// errClosed is returned by calls on a closed namespace.
-var errClosed = errorf(ErrClosed, "namespace", "")
-
-// enter locks e, processes what is due at now, and checks that e still
-// exists. On error, e is unlocked again.
-func (e *entity) enter(now int64) error {
-	e.mu.Lock()
-	if e.ns.closed.Load() {
-		e.mu.Unlock()
-		return errClosed
-	}
-	if now >= e.localNext {
-		e.advanceLocked(now, false)
-	}
-	if e.deleted {
-		e.mu.Unlock()
-		return e.errNotFound()
-	}
-	return nil
-}
-
-// lock starts a call that takes no context: it catches up and locks e,
-// returning now; on error e is not locked.
-func (e *entity) lock() (int64, error) {
-	now, err := e.begin(context.Background())
+	e, err := ns.create(engine.KindQueue, name, p.config())
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return now, e.enter(now)
+	return &Queue{e}, nil
 }
 
-func (e *entity) errNotFound() error {
-	return errorf(ErrNotFound, e.describe(), "")
+// CreateTopic creates a topic. props may be nil. It returns
+// ErrInvalidArgument for a bad name (SEMANTICS V1) or property (V2), and
+// ErrAlreadyExists when a queue or topic has the name already.
+func (ns *Namespace) CreateTopic(name string, props *TopicProperties) (*Topic, error) {
+	var p TopicProperties
+	if props != nil {
+		p = *props
+	}
+	e, err := ns.create(engine.KindTopic, name, p.config())
+	if err != nil {
+		return nil, err
+	}
+	return &Topic{e}, nil
 }
 
-// touchLocked records an activity at now (SEMANTICS A2); for a subscription
-// it is its topic's activity too.
-func (e *entity) touchLocked(now int64) {
-	touch(&e.lastActivity, now)
-	if e.topic != nil {
-		touch(&e.topic.lastActivity, now)
+// create checks a queue's or topic's name and configuration and creates it.
+func (ns *Namespace) create(kind engine.Kind, name string, c engine.Config) (*engine.Entity, error) {
+	b, err := ns.broker()
+	if err != nil {
+		return nil, err
 	}
+	if err := checkEntityName(kind.String(), name); err != nil {
+		return nil, err
+	}
+	if c, err = withDefaults(kind, c, culprit(kind, name)); err != nil {
+		return nil, err
+	}
+	return b.Create(kind, name, c)
 }
 
-func touch(a *atomic.Int64, now int64) {
-	for {
-		old := a.Load()
-		if old >= now || a.CompareAndSwap(old, now) {
-			return
-		}
-	}
-}
-
-// idleDueLocked is the instant e is deleted for idleness (SEMANTICS A3), or
-// store.Never. A queue or topic with pending scheduled messages is never
-// idle (A2); its idle time counts from its last scheduled activation too.
-func (e *entity) idleDueLocked() int64 {
-	if e.cfg.autoDelete == store.Never || e.deleted {
-		return store.Never
-	}
-	if e.kind != kindSubscription && e.sub[SubQueueNone].count[store.Scheduled] > 0 {
-		return store.Never
-	}
-	last := max(e.lastActivity.Load(), e.lastActivation)
-	return addSat(last, e.cfg.autoDelete)
-}
-
-// nextDueLocked is e's earliest pending event, or store.Never.
-func (e *entity) nextDueLocked() int64 {
-	if e.deleted {
-		return store.Never
-	}
-	return min(e.deadlines.Next(), e.nextLockEndLocked(), e.idleDueLocked())
-}
-
-// nextLockEndLocked is the instant the first lock ends, or store.Never.
-func (e *entity) nextLockEndLocked() int64 {
-	if m := e.locks.first(e.arena); m != nil {
-		return m.LockedUntil
-	}
-	return store.Never
-}
-
-// rescheduleLocked refreshes localNext and the scheduler's bound after e's
-// deadlines or idle settings changed.
-func (e *entity) rescheduleLocked() {
-	e.localNext = e.nextDueLocked()
-	if e.localNext != store.Never {
-		e.ns.register(e, e.localNext)
-	}
-}
-
-// setDueLocked gives m the pending deadline due (store.Never: none).
-func (e *entity) setDueLocked(m *store.Message, due int64) {
-	if m.Due != store.Never {
-		e.deadlines.Remove(m.Due, m.Key)
-	}
-	m.Due = due
-	if due != store.Never {
-		e.deadlines.Add(due, m.Key, m.Slot)
-		e.noteDueLocked(due)
-	}
-}
-
-// noteDueLocked makes sure e is caught up at due: a new deadline.
-func (e *entity) noteDueLocked(due int64) {
-	if due < e.localNext {
-		e.localNext = due
-	}
-	e.ns.register(e, due)
-}
-
-// catchUp is the namespace catch-up's visit (catchup.go): process what is due
-// at or before now while no other entity has an earlier deadline, then
-// register the next one.
-func (e *entity) catchUp(now int64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.deleted {
-		return
-	}
-	e.inCatchUp = true
-	e.advanceLocked(now, true)
-	e.inCatchUp = false
-	e.rescheduleLocked() // advanceLocked's registration was skipped
-}
-
-// advanceLocked processes e's deadlines due at or before now in (instant,
-// key) order, and deletes e at its idle deadline (SEMANTICS T3, A3). With
-// global set it stops at the namespace's next deadline elsewhere, so that
-// events across entities happen in time order.
-func (e *entity) advanceLocked(now int64, global bool) {
-	for !e.deleted {
-		it, ok := e.deadlines.Min()
-		due := store.Never
-		if ok {
-			due = it.Due
-		}
-		locked := e.locks.first(e.arena)
-		lockEnd := store.Never
-		if locked != nil {
-			lockEnd = locked.LockedUntil
-		}
-		idle := e.idleDueLocked()
-		at := min(due, lockEnd, idle)
-		if at > now || (global && at > e.ns.sched.next.Load()) {
-			break
-		}
-		switch {
-		case lockEnd == at && (due != at || locked.Key.Less(it.Key())):
-			e.lockEndedLocked(e.sub[locked.Sub], locked, at) // SEMANTICS L6
-		case due == at:
-			e.deadlines.Remove(it.Due, it.Key())
-			m := e.arena.At(it.Slot)
-			m.Due = store.Never
-			e.fireLocked(m, at)
-		default:
-			e.ns.log.Info("minibus: deleted on idle", "entity", e.describe())
-			e.deleteLocked()
-		}
-	}
-	e.rescheduleLocked()
-}
-
-// fireLocked applies m's deadline, due at instant at.
-func (e *entity) fireLocked(m *store.Message, at int64) {
-	q := e.sub[m.Sub]
-	switch m.State {
-	case store.Available:
-		e.expireLocked(q, m, at) // SEMANTICS E3, E5
-	case store.Scheduled:
-		e.activateLocked(m, at) // SEMANTICS S4
-	}
-}
-
-// deleteLocked deletes e and everything in it: explicitly, on idle, or with
-// its topic (SEMANTICS A3, A5). Blocked receivers wake and return
+// Queue returns a handle to the queue named name (case-insensitive), or
 // ErrNotFound.
-func (e *entity) deleteLocked() {
-	if e.deleted {
-		return
+func (ns *Namespace) Queue(name string) (*Queue, error) {
+	e, err := ns.find(engine.KindQueue, name)
+	if err != nil {
+		return nil, err
 	}
-	e.deleted = true
-	e.gone.Store(true)
-	for _, q := range e.sub {
-		if q != nil {
-			q.waiters.wakeAll()
+	return &Queue{e}, nil
+}
+
+// Topic returns a handle to the topic named name (case-insensitive), or
+// ErrNotFound.
+func (ns *Namespace) Topic(name string) (*Topic, error) {
+	e, err := ns.find(engine.KindTopic, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Topic{e}, nil
+}
+
+func (ns *Namespace) find(kind engine.Kind, name string) (*engine.Entity, error) {
+	b, err := ns.broker()
+	if err != nil {
+		return nil, err
+	}
+	return b.Find(kind, name)
+}
+
+// UpdateQueue replaces the properties of the queue named name with props,
+// defaults filled in for zero fields, and returns its handle. Messages and
+// locks are kept; a new LockDuration or DefaultMessageTimeToLive applies to
+// later locks and messages. An update is activity (SEMANTICS A2). Receivers
+// blocked on the queue wake and see a new Status.
+func (ns *Namespace) UpdateQueue(name string, props QueueProperties) (*Queue, error) {
+	e, err := ns.update(engine.KindQueue, name, props.config())
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{e}, nil
+}
+
+// UpdateTopic replaces the properties of the topic named name with props,
+// defaults filled in for zero fields. An update is activity (SEMANTICS A2).
+func (ns *Namespace) UpdateTopic(name string, props TopicProperties) (*Topic, error) {
+	e, err := ns.update(engine.KindTopic, name, props.config())
+	if err != nil {
+		return nil, err
+	}
+	return &Topic{e}, nil
+}
+
+func (ns *Namespace) update(kind engine.Kind, name string, c engine.Config) (*engine.Entity, error) {
+	e, err := ns.find(kind, name)
+	if err != nil {
+		return nil, err
+	}
+	return e, updateEntity(e, c)
+}
+
+// updateEntity checks c and applies it to e.
+func updateEntity(e *engine.Entity, c engine.Config) error {
+	c, err := withDefaults(e.Kind(), c, culprit(e.Kind(), e.Path()))
+	if err != nil {
+		return err
+	}
+	return e.Update(c)
+}
+
+// DeleteQueue deletes the queue named name and all its messages. Its handles
+// and receivers return ErrNotFound from then on; blocked receives return
+// ErrNotFound at once. The name is free again.
+func (ns *Namespace) DeleteQueue(name string) error {
+	return ns.delete(engine.KindQueue, name)
+}
+
+// DeleteTopic deletes the topic named name with its subscriptions and all
+// their messages (SEMANTICS A5).
+func (ns *Namespace) DeleteTopic(name string) error {
+	return ns.delete(engine.KindTopic, name)
+}
+
+func (ns *Namespace) delete(kind engine.Kind, name string) error {
+	b, err := ns.broker()
+	if err != nil {
+		return err
+	}
+	return b.Delete(kind, name)
+}
+
+// Queues returns the names of the namespace's queues, sorted, as they were
+// created.
+func (ns *Namespace) Queues() []string { return ns.names(engine.KindQueue) }
+
+// Topics returns the names of the namespace's topics, sorted, as they were
+// created.
+func (ns *Namespace) Topics() []string { return ns.names(engine.KindTopic) }
+
+func (ns *Namespace) names(kind engine.Kind) []string {
+	b, err := ns.broker()
+	if err != nil {
+		return nil
+	}
+	return b.Names(kind)
+}
+
+// CreateSubscription creates a subscription with one rule: props.DefaultRule,
+// or "$Default" with a TrueFilter. props may be nil. It returns
+// ErrInvalidArgument for a bad name (SEMANTICS V1), property or default
+// rule, ErrAlreadyExists when the topic has a subscription of that name, and
+// ErrNotFound when the topic is gone.
+func (t *Topic) CreateSubscription(name string, props *SubscriptionProperties) (*Subscription, error) {
+	te, err := t.entity()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkChildName("subscription", name, false); err != nil {
+		return nil, err
+	}
+	var p SubscriptionProperties
+	if props != nil {
+		p = *props
+	}
+	who := culprit(engine.KindSubscription, te.Name()+"/Subscriptions/"+name)
+	c, err := withDefaults(engine.KindSubscription, p.config(), who)
+	if err != nil {
+		return nil, err
+	}
+	def := RuleProperties{Name: defaultRuleName}
+	if p.DefaultRule != nil {
+		def = *p.DefaultRule
+		if def.Name == "" {
+			def.Name = defaultRuleName
 		}
 	}
-	for _, s := range e.subs {
-		s.mu.Lock()
-		s.deleteLocked()
-		s.mu.Unlock()
+	r, err := compileRule(def.Name, def.Filter, def.Action, who)
+	if err != nil {
+		return nil, err
 	}
-	// Drop the indexes; the messages go with them.
-	e.arena = store.NewArena()
-	e.deadlines = deadline.New()
-	e.locks = lockList{}
-	for i, q := range e.sub {
-		if q != nil {
-			e.sub[i] = newSubQueue(e, q.kind)
-		}
+	s, err := te.CreateSubscription(name, c, []*engine.Rule{r})
+	if err != nil {
+		return nil, err
 	}
-	e.subs = nil
+	return &Subscription{s}, nil
 }
 
-// subQueue is one of an entity's message queues: the main queue, the
-// dead-letter queue or the transfer dead-letter queue. Its fields are
-// guarded by the entity's mutex.
-type subQueue struct {
-	e      *entity
-	kind   SubQueue
-	stream store.Stream
-	// count is the number of messages by state; bytes their total size.
-	count   [store.NumStates]int64
-	bytes   int64
-	waiters waitList
+// Subscription returns a handle to the subscription named name
+// (case-insensitive), or ErrNotFound.
+func (t *Topic) Subscription(name string) (*Subscription, error) {
+	te, err := t.entity()
+	if err != nil {
+		return nil, err
+	}
+	s, err := te.Subscription(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Subscription{s}, nil
 }
 
-func newSubQueue(e *entity, kind SubQueue) *subQueue {
-	return &subQueue{
-		e:      e,
-		kind:   kind,
-		stream: store.NewStream(e.arena),
+// UpdateSubscription replaces the subscription's properties with props,
+// defaults filled in. DefaultRule is ignored. An update is activity
+// (SEMANTICS A2).
+func (t *Topic) UpdateSubscription(name string, props SubscriptionProperties) (*Subscription, error) {
+	te, err := t.entity()
+	if err != nil {
+		return nil, err
+	}
+	s, err := te.Subscription(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := updateEntity(s, props.config()); err != nil {
+		return nil, err
+	}
+	return &Subscription{s}, nil
+}
+
+// DeleteSubscription deletes the subscription and its messages.
+func (t *Topic) DeleteSubscription(name string) error {
+	te, err := t.entity()
+	if err != nil {
+		return err
+	}
+	return te.DeleteSubscription(name)
+}
+
+// Subscriptions returns the names of the topic's subscriptions, sorted, as
+// they were created; nil when the topic is gone.
+func (t *Topic) Subscriptions() []string {
+	te, err := t.entity()
+	if err != nil {
+		return nil
+	}
+	names, _ := te.SubscriptionNames()
+	return names
+}
+
+func (q *Queue) entity() (*engine.Entity, error) {
+	if q == nil || q.e == nil {
+		return nil, errorf(ErrInvalidArgument, "queue", "nil *Queue")
+	}
+	return q.e, nil
+}
+
+func (t *Topic) entity() (*engine.Entity, error) {
+	if t == nil || t.e == nil {
+		return nil, errorf(ErrInvalidArgument, "topic", "nil *Topic")
+	}
+	return t.e, nil
+}
+
+func (s *Subscription) entity() (*engine.Entity, error) {
+	if s == nil || s.e == nil {
+		return nil, errorf(ErrInvalidArgument, "subscription", "nil *Subscription")
+	}
+	return s.e, nil
+}
+
+// Name returns the queue's name as it was created.
+func (q *Queue) Name() string {
+	if q == nil || q.e == nil {
+		return ""
+	}
+	return q.e.Name()
+}
+
+// Name returns the topic's name as it was created.
+func (t *Topic) Name() string {
+	if t == nil || t.e == nil {
+		return ""
+	}
+	return t.e.Name()
+}
+
+// Name returns the subscription's name as it was created.
+func (s *Subscription) Name() string {
+	if s == nil || s.e == nil {
+		return ""
+	}
+	return s.e.Name()
+}
+
+// Topic returns the name of the subscription's topic.
+func (s *Subscription) Topic() string {
+	if s == nil || s.e == nil {
+		return ""
+	}
+	return s.e.Topic().Name()
+}
+
+// Properties returns the queue's properties with defaults filled in.
+func (q *Queue) Properties() QueueProperties {
+	if q == nil || q.e == nil {
+		return QueueProperties{}
+	}
+	return queueProperties(q.e.Config())
+}
+
+// Properties returns the topic's properties with defaults filled in.
+func (t *Topic) Properties() TopicProperties {
+	if t == nil || t.e == nil {
+		return TopicProperties{}
+	}
+	return topicProperties(t.e.Config())
+}
+
+// Properties returns the subscription's properties with defaults filled
+// in. DefaultRule is nil: see Rules.
+func (s *Subscription) Properties() SubscriptionProperties {
+	if s == nil || s.e == nil {
+		return SubscriptionProperties{}
+	}
+	return subscriptionProperties(s.e.Config())
+}
+
+// RuntimeProperties returns the queue's counts as of now (SEMANTICS L13,
+// T3). A deleted queue reads all zero counts.
+func (q *Queue) RuntimeProperties() QueueRuntimeProperties {
+	e, err := q.entity()
+	if err != nil {
+		return QueueRuntimeProperties{}
+	}
+	c, err := e.Counts()
+	if err != nil {
+		return QueueRuntimeProperties{}
+	}
+	return QueueRuntimeProperties{
+		ActiveMessageCount:             c.Active,
+		ScheduledMessageCount:          c.Scheduled,
+		DeadLetterMessageCount:         c.DeadLetter,
+		TransferDeadLetterMessageCount: c.TransferDeadLetter,
+		TotalMessageCount:              c.Active + c.Scheduled + c.DeadLetter + c.TransferDeadLetter,
+		SizeInBytes:                    c.Size,
+		CreatedAt:                      c.Created,
+		UpdatedAt:                      c.Updated,
+		AccessedAt:                     c.Accessed,
 	}
 }
 
-// describe names the sub-queue for error texts: queue "orders/$DeadLetterQueue".
-func (q *subQueue) describe() string { return q.e.describeSub(q.kind) }
-
-// describeSub names one of e's sub-queues. It reads only what never changes,
-// so it needs no lock.
-func (e *entity) describeSub(k SubQueue) string {
-	switch k {
-	case SubQueueDeadLetter:
-		return e.kind.String() + " " + strconv.Quote(e.path()+"/$DeadLetterQueue")
-	case SubQueueTransfer:
-		return e.kind.String() + " " + strconv.Quote(e.path()+"/$Transfer/$DeadLetterQueue")
+// RuntimeProperties returns the topic's counts as of now (SEMANTICS T3). A
+// deleted topic reads zero counts.
+func (t *Topic) RuntimeProperties() TopicRuntimeProperties {
+	e, err := t.entity()
+	if err != nil {
+		return TopicRuntimeProperties{}
 	}
-	return e.describe()
-}
-
-// add puts m into q in m.State, and into the entity's arena.
-func (q *subQueue) add(m *store.Message) {
-	m.Sub = uint8(q.kind)
-	q.stream.Add(m)
-	q.count[m.State]++
-	q.bytes += m.Size
-}
-
-// remove takes m out of q and out of the entity's arena. m's deadline must
-// be gone already, or go before any other message enters the arena: the
-// deadline names m by its slot. A locked message must be unlocked first
-// (it is in the entity's list of locks, not in the stream).
-func (q *subQueue) remove(m *store.Message) {
-	if m.State != store.Locked {
-		q.stream.Remove(m)
+	c, err := e.Counts()
+	if err != nil {
+		return TopicRuntimeProperties{}
 	}
-	q.e.arena.Free(m)
-	q.count[m.State]--
-	q.bytes -= m.Size
-}
-
-// hold moves m from q's stream to State Locked: out of the stream, still in
-// the arena and counted in q.
-func (q *subQueue) hold(m *store.Message) {
-	q.stream.Remove(m)
-	q.count[m.State]--
-	q.count[store.Locked]++
-	m.State = store.Locked
-}
-
-// takeHeld takes q's first available message into State Locked, or returns
-// nil: hold without a second search.
-func (q *subQueue) takeHeld() *store.Message {
-	m := q.stream.Take()
-	if m != nil {
-		q.count[store.Available]--
-		q.count[store.Locked]++
-		m.State = store.Locked
+	return TopicRuntimeProperties{
+		ScheduledMessageCount: c.Scheduled,
+		SizeInBytes:           c.Size,
+		SubscriptionCount:     int32(c.Subscriptions),
+		CreatedAt:             c.Created,
+		UpdatedAt:             c.Updated,
+		AccessedAt:            c.Accessed,
 	}
-	return m
 }
 
-// release puts m, locked in q, back into q's stream in state s.
-func (q *subQueue) release(m *store.Message, s store.State) {
-	q.count[store.Locked]--
-	q.count[s]++
-	m.State = s
-	q.stream.Add(m)
-}
-
-// take removes q's first available message from q and from the arena, and
-// returns it, or nil. As with remove, its deadline must go at once.
-func (q *subQueue) take() *store.Message {
-	m := q.stream.Take()
-	if m != nil {
-		q.e.arena.Free(m)
-		q.count[store.Available]--
-		q.bytes -= m.Size
+// RuntimeProperties returns the subscription's counts as of now (SEMANTICS
+// L13, T3). A deleted subscription reads zero counts.
+func (s *Subscription) RuntimeProperties() SubscriptionRuntimeProperties {
+	e, err := s.entity()
+	if err != nil {
+		return SubscriptionRuntimeProperties{}
 	}
-	return m
-}
-
-// sizeLocked is the entity's SizeInBytes (SEMANTICS L13).
-func (e *entity) sizeLocked() int64 {
-	var n int64
-	for _, q := range e.sub {
-		if q != nil {
-			n += q.bytes
-		}
+	c, err := e.Counts()
+	if err != nil {
+		return SubscriptionRuntimeProperties{}
 	}
-	return n
+	return SubscriptionRuntimeProperties{
+		ActiveMessageCount:             c.Active,
+		DeadLetterMessageCount:         c.DeadLetter,
+		TransferDeadLetterMessageCount: c.TransferDeadLetter,
+		TotalMessageCount:              c.Active + c.DeadLetter + c.TransferDeadLetter,
+		CreatedAt:                      c.Created,
+		UpdatedAt:                      c.Updated,
+		AccessedAt:                     c.Accessed,
+	}
 }

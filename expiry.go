@@ -1,29 +1,21 @@
 package minibus
 
-import "github.com/minibus-go/minibus/internal/store"
+import "github.com/minibus-go/minibus/internal/engine"
 
-// effectiveTTL is a message's time to live (SEMANTICS E1): the smallest of
-// the message's own (sent, 0 when not set) and ttlCap, the entity's
-// DefaultMessageTimeToLive (and, for a subscription, its topic's), which is
-// store.Never when there is none.
-func effectiveTTL(sent, ttlCap int64) int64 {
-	if sent > 0 && sent < ttlCap {
-		return sent
-	}
-	return ttlCap
-}
-
-// expireLocked applies expiry to m at instant at (SEMANTICS E5): with
-// DeadLetteringOnMessageExpiration it moves to the dead-letter queue with
-// reason TTLExpiredException, otherwise it is dropped. Only messages of the
-// main queue expire (E6), and only when neither locked (E4) nor deferred
-// (E7): the callers see to that.
-func (e *entity) expireLocked(q *subQueue, m *store.Message, at int64) {
-	e.setDueLocked(m, store.Never)
-	if e.cfg.dlOnExpiry {
-		e.deadLetterLocked(q, m, reasonTTLExpired, descriptionTTLExpired)
-		return
-	}
-	q.remove(m)
-	store.Recycle(m)
-}
+// A message's time to live is the smallest of its own
+// [Message.TimeToLive], its entity's DefaultMessageTimeToLive and, in a
+// subscription, its topic's (SEMANTICS E1); [ReceivedMessage.ExpiresAt] is
+// its EnqueuedTime plus that (E2), zero when it never expires. An expired
+// message is never received, peeked or counted (E3); a locked one does not
+// expire until its lock ends (E4); deferred messages and those in a
+// dead-letter queue never expire (E6, E7). With
+// DeadLetteringOnMessageExpiration an expired message moves to the
+// dead-letter queue with this reason and description; otherwise it is
+// dropped (E5).
+const (
+	// DeadLetterReasonTTLExpired is the DeadLetterReason of an expired
+	// message (SEMANTICS E5).
+	DeadLetterReasonTTLExpired = engine.ReasonTTLExpired
+	// DeadLetterDescriptionTTLExpired is its DeadLetterErrorDescription.
+	DeadLetterDescriptionTTLExpired = engine.DescriptionTTLExpired
+)

@@ -37,7 +37,10 @@ func TestE1_E2_EffectiveTTL(t *testing.T) {
 			require.True(t, m.ExpiresAt.IsZero(), "never expires")
 			require.Zero(t, m.TimeToLive)
 		case c.wantTTL == time.Duration(math.MaxInt64):
-			require.True(t, m.ExpiresAt.IsZero(), "an instant past what int64 holds is never")
+			// A finite TTL stays finite: ExpiresAt stops at the last instant
+			// int64 nanoseconds hold (SEMANTICS E2).
+			require.Equal(t, c.wantTTL, m.TimeToLive)
+			require.True(t, m.ExpiresAt.Equal(time.Unix(0, math.MaxInt64-1)), "ExpiresAt %v", m.ExpiresAt)
 		default:
 			require.Equal(t, c.wantTTL, m.TimeToLive)
 			require.True(t, m.ExpiresAt.Equal(at(time.Minute+c.wantTTL)), "ExpiresAt %v", m.ExpiresAt)
@@ -183,6 +186,7 @@ func TestE7_DeferredMessagesDoNotExpire(t *testing.T) {
 	require.NoError(t, r.AbandonMessage(e.ctx, got[0], nil))
 	got, err = r.ReceiveDeferredMessages(e.ctx, []int64{m.SequenceNumber}, nil)
 	require.NoError(t, err)
+	require.Len(t, got, 1)
 	e.mock.Add(time.Hour) // the lock expires, past ExpiresAt: back to Deferred (L6)
 	rp := q.RuntimeProperties()
 	require.EqualValues(t, 1, rp.ActiveMessageCount)

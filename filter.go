@@ -3,13 +3,9 @@ package minibus
 import (
 	"fmt"
 	"maps"
-	"math"
-	"slices"
-	"strings"
-	"time"
 
+	"github.com/minibus-go/minibus/internal/engine"
 	"github.com/minibus-go/minibus/internal/sqlfilter"
-	"github.com/minibus-go/minibus/internal/store"
 )
 
 // Rule is one rule of a subscription: a filter that selects messages and an
@@ -89,17 +85,14 @@ var (
 // defaultRuleName is the name of the rule every new subscription gets.
 const defaultRuleName = "$Default"
 
-// rule is a compiled rule. Its filter and action are immutable once built.
-type rule struct {
-	name   string
-	public Rule // as given, with copies of the caller's maps
-	match  func(m *sqlfilter.Message) (bool, error)
-	action *sqlfilter.Action
-}
-
-// compileRule checks and compiles a rule; errors wrap ErrInvalidArgument.
-func compileRule(name string, f RuleFilter, a RuleAction, culprit string) (*rule, error) {
-	r := &rule{name: name}
+// compileRule checks and compiles a rule for the engine, keeping a copy of
+// the rule as given in its Spec; errors wrap ErrInvalidArgument.
+func compileRule(name string, f RuleFilter, a RuleAction, culprit string) (*engine.Rule, error) {
+	if err := checkChildName("rule", name, true); err != nil {
+		return nil, err
+	}
+	r := &engine.Rule{Name: name}
+	var public Rule
 	bad := func(format string, args ...any) error {
 		return errorf(ErrInvalidArgument, culprit, "rule %q: "+format, append([]any{name}, args...)...)
 	}
@@ -109,27 +102,30 @@ func compileRule(name string, f RuleFilter, a RuleAction, culprit string) (*rule
 	}
 	switch f := f.(type) {
 	case TrueFilter:
-		r.public.Filter = f
-		r.match = func(*sqlfilter.Message) (bool, error) { return true, nil }
+		public.Filter = f
+		r.Match = func(*sqlfilter.Message) (bool, error) { return true, nil }
 	case FalseFilter:
-		r.public.Filter = f
-		r.match = func(*sqlfilter.Message) (bool, error) { return false, nil }
+		public.Filter = f
+		r.Match = func(*sqlfilter.Message) (bool, error) { return false, nil }
 	case SQLFilter:
 		compiled, err := sqlfilter.ParseFilter(f.Expression, f.Parameters)
 		if err != nil {
 			return nil, bad("SQL filter: %v", err)
 		}
 		f.Parameters = maps.Clone(f.Parameters)
-		r.public.Filter = f
-		r.match = compiled.Match
+		public.Filter = f
+		r.Match = compiled.Match
 	case CorrelationFilter:
-		c, err := newCorrelation(f)
+		c, err := sqlfilter.NewCorrelation(sqlfilter.CorrelationFields{
+			CorrelationID: f.CorrelationID, MessageID: f.MessageID, To: f.To, ReplyTo: f.ReplyTo, Subject: f.Subject,
+			SessionID: f.SessionID, ReplyToSessionID: f.ReplyToSessionID, ContentType: f.ContentType,
+		}, f.ApplicationProperties)
 		if err != nil {
 			return nil, bad("correlation filter: %v", err)
 		}
 		f.ApplicationProperties = maps.Clone(f.ApplicationProperties)
-		r.public.Filter = f
-		r.match = c.match
+		public.Filter = f
+		r.Match = func(m *sqlfilter.Message) (bool, error) { return c.Match(m), nil }
 	default:
 		return nil, bad("unknown filter type %T", f)
 	}
@@ -141,12 +137,13 @@ func compileRule(name string, f RuleFilter, a RuleAction, culprit string) (*rule
 			return nil, bad("SQL action: %v", err)
 		}
 		a.Parameters = maps.Clone(a.Parameters)
-		r.public.Action = a
-		r.action = compiled
+		public.Action = a
+		r.Action = compiled
 	default:
 		return nil, bad("unknown action type %T", a)
 	}
-	r.public.Name = name
+	public.Name = name
+	r.Spec = public
 	return r, nil
 }
 
@@ -180,192 +177,70 @@ func derefRule(f RuleFilter, a RuleAction) (RuleFilter, RuleAction, error) {
 	return f, a, nil
 }
 
-// correlation is a compiled CorrelationFilter.
-type correlation struct {
-	f     CorrelationFilter
-	props []corrProp
+// CreateRule adds a rule to the subscription. props may be nil: a
+// TrueFilter without action. A nil props.Filter is a TrueFilter. It returns
+// ErrInvalidArgument for a bad name (1–50 characters, may start with '$') or
+// a bad filter or action (an SQL syntax error says where), and
+// ErrAlreadyExists for a name the subscription has, in any case (SEMANTICS
+// V1). A rule change is activity (SEMANTICS A2); it applies to messages sent
+// afterwards.
+func (s *Subscription) CreateRule(name string, props *RuleProperties) error {
+	e, err := s.entity()
+	if err != nil {
+		return err
+	}
+	var p RuleProperties
+	if props != nil {
+		p = *props
+	}
+	r, err := compileRule(name, p.Filter, p.Action, culprit(e.Kind(), e.Path()))
+	if err != nil {
+		return err
+	}
+	return e.CreateRule(r)
 }
 
-type corrProp struct {
-	key   string
-	value any
+// DeleteRule removes the named rule (matched case-insensitively), or returns
+// ErrNotFound. Deleting the last rule is allowed: a subscription with no
+// rules matches nothing (SEMANTICS R1).
+func (s *Subscription) DeleteRule(name string) error {
+	e, err := s.entity()
+	if err != nil {
+		return err
+	}
+	return e.DeleteRule(name)
 }
 
-func newCorrelation(f CorrelationFilter) (*correlation, error) {
-	c := &correlation{f: f}
-	for k, v := range f.ApplicationProperties {
-		if !checkValue(v) {
-			return nil, &propertyError{key: k, value: v}
-		}
-		c.props = append(c.props, corrProp{k, v})
+// Rules returns the subscription's rules sorted by name as created; nil
+// when the subscription is gone. The filters and actions are copies.
+func (s *Subscription) Rules() []Rule {
+	e, err := s.entity()
+	if err != nil {
+		return nil
 	}
-	slices.SortFunc(c.props, func(a, b corrProp) int { return strings.Compare(a.key, b.key) })
-	if f.CorrelationID == "" && f.MessageID == "" && f.To == "" && f.ReplyTo == "" && f.Subject == "" &&
-		f.SessionID == "" && f.ReplyToSessionID == "" && f.ContentType == "" && len(c.props) == 0 {
-		return nil, fmt.Errorf("it sets no field; use TrueFilter to match everything")
+	rules, err := e.Rules()
+	if err != nil {
+		return nil
 	}
-	return c, nil
+	out := make([]Rule, len(rules))
+	for i, r := range rules {
+		out[i] = copyRule(r.Spec.(Rule))
+	}
+	return out
 }
 
-// match implements SEMANTICS R4.
-func (c *correlation) match(m *sqlfilter.Message) (bool, error) {
-	f := &c.f
-	if !eqSet(f.CorrelationID, m.CorrelationID) || !eqSet(f.MessageID, m.MessageID) || !eqSet(f.To, m.To) ||
-		!eqSet(f.ReplyTo, m.ReplyTo) || !eqSet(f.Subject, m.Subject) || !eqSet(f.SessionID, m.SessionID) ||
-		!eqSet(f.ReplyToSessionID, m.ReplyToSessionID) || !eqSet(f.ContentType, m.ContentType) {
-		return false, nil
+func copyRule(r Rule) Rule {
+	switch f := r.Filter.(type) {
+	case SQLFilter:
+		f.Parameters = maps.Clone(f.Parameters)
+		r.Filter = f
+	case CorrelationFilter:
+		f.ApplicationProperties = maps.Clone(f.ApplicationProperties)
+		r.Filter = f
 	}
-	for _, p := range c.props {
-		v, ok := lookupProp(m.Properties, p.key)
-		if !ok || !sameValue(p.value, v) {
-			return false, nil
-		}
+	if a, ok := r.Action.(SQLAction); ok {
+		a.Parameters = maps.Clone(a.Parameters)
+		r.Action = a
 	}
-	return true, nil
-}
-
-func eqSet(want, got string) bool { return want == "" || want == got }
-
-// lookupProp finds a property by name, exactly first, then
-// case-insensitively (SEMANTICS R3); of several keys equal but for case, the
-// smallest wins, as in SQL filters.
-func lookupProp(props map[string]any, key string) (any, bool) {
-	if v, ok := props[key]; ok {
-		return v, true
-	}
-	found, best := false, ""
-	var value any
-	for k, v := range props {
-		if strings.EqualFold(k, key) && (!found || k < best) {
-			found, best, value = true, k, v
-		}
-	}
-	return value, found
-}
-
-// sameValue compares property values: integers of any Go type exactly by
-// value, integers and floats by numeric value, []byte by content, times with
-// Equal, everything else with ==.
-func sameValue(a, b any) bool {
-	if x, ok := integer(a); ok {
-		if y, ok := integer(b); ok {
-			return x == y
-		}
-	}
-	if x, ok := float(a); ok {
-		y, ok := float(b)
-		return ok && x == y
-	}
-	switch x := a.(type) {
-	case []byte:
-		y, ok := b.([]byte)
-		return ok && string(x) == string(y)
-	case time.Time:
-		y, ok := b.(time.Time)
-		return ok && x.Equal(y)
-	}
-	return a == b
-}
-
-// integer returns an integer property value as an int64; ok is false for
-// non-integers and for uint64 values above MaxInt64.
-func integer(v any) (int64, bool) {
-	switch v := v.(type) {
-	case int:
-		return int64(v), true
-	case int8:
-		return int64(v), true
-	case int16:
-		return int64(v), true
-	case int32:
-		return int64(v), true
-	case int64:
-		return v, true
-	case uint:
-		return int64(v), uint64(v) <= math.MaxInt64
-	case uint8:
-		return int64(v), true
-	case uint16:
-		return int64(v), true
-	case uint32:
-		return int64(v), true
-	case uint64:
-		return int64(v), v <= math.MaxInt64
-	}
-	return 0, false
-}
-
-// float returns a numeric property value as a float64; ok is false for
-// non-numbers.
-func float(v any) (float64, bool) {
-	switch v := v.(type) {
-	case float32:
-		return float64(v), true
-	case float64:
-		return v, true
-	case uint:
-		return float64(v), true
-	case uint64:
-		return float64(v), true
-	}
-	if i, ok := integer(v); ok {
-		return float64(i), true
-	}
-	return 0, false
-}
-
-// filterView is the sqlfilter view of a stored message being fanned out at
-// instant at; ttl is its effective TTL at the topic (store.Never: none).
-func (ns *Namespace) filterView(m *store.Message, at, ttl int64) sqlfilter.Message {
-	v := sqlfilter.Message{
-		MessageID:              messageID(m),
-		SessionID:              m.SessionID,
-		SequenceNumber:         m.Key.Seq,
-		EnqueuedSequenceNumber: m.EnqueuedSeq,
-		DeliveryCount:          int64(m.Deliveries),
-		Size:                   m.Size,
-		EnqueuedTimeUtc:        ns.toTime(at),
-		ExpiresAtUtc:           ns.toTime(addSat(at, ttl)),
-		Properties:             m.Props,
-	}
-	if ttl != store.Never {
-		v.TimeToLive = time.Duration(ttl)
-	}
-	if m.Scheduled != store.Unset {
-		v.ScheduledEnqueueTimeUtc = ns.toTime(m.Scheduled)
-	}
-	if h := m.Headers; h != nil {
-		v.ContentType = h.ContentType
-		v.CorrelationID = h.CorrelationID
-		v.Subject = h.Subject
-		v.To = h.To
-		v.ReplyTo = h.ReplyTo
-		v.ReplyToSessionID = h.ReplyToSessionID
-		v.PartitionKey = h.PartitionKey
-	}
-	return v
-}
-
-// applyView returns a copy of m changed as an action changed its view from
-// orig to v.
-func applyView(m *store.Message, orig, v *sqlfilter.Message) *store.Message {
-	c := m.Copy()
-	if v.MessageID != orig.MessageID {
-		c.MessageID, c.IDSeed = v.MessageID, 0
-	}
-	c.SessionID = v.SessionID
-	c.Props = v.Properties
-	if len(c.Props) == 0 {
-		c.Props = nil
-	}
-	h := store.Headers{
-		ContentType: v.ContentType, CorrelationID: v.CorrelationID, Subject: v.Subject, To: v.To,
-		ReplyTo: v.ReplyTo, ReplyToSessionID: v.ReplyToSessionID, PartitionKey: v.PartitionKey,
-	}
-	c.Headers = nil
-	if h != (store.Headers{}) {
-		c.Headers = &h
-	}
-	c.Size = messageSize(c)
-	return c
+	return r
 }

@@ -6,8 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the package if any test leaves a goroutine behind (STYLE.md
-// practice 13).
+// TestMain fails the package if any test leaves a goroutine behind.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

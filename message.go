@@ -2,12 +2,12 @@ package minibus
 
 import (
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
 
+	"github.com/minibus-go/minibus/internal/engine"
 	"github.com/minibus-go/minibus/internal/store"
 )
 
@@ -18,7 +18,8 @@ type Message struct {
 	// MessageID identifies the message, up to 128 characters. Default: a
 	// random 32-character hex id (SEMANTICS DD2).
 	MessageID string
-	// Body is the payload.
+	// Body is the payload. A nil Body reads back nil, an empty one empty
+	// (SEMANTICS V4).
 	Body []byte
 	// ContentType describes the body, e.g. "application/json".
 	ContentType string
@@ -91,13 +92,10 @@ type ReceivedMessage struct {
 	// when it was forwarded out of that entity's dead-letter queue.
 	DeadLetterSource string
 
-	// idSeed, when not zero, is the seed of the broker-made MessageID that
-	// build writes.
-	idSeed uint64
-	// origin is the sub-queue a peek-lock delivery came from, so that
-	// settling through another entity is ErrInvalidArgument rather than
-	// ErrLockLost. nil for messages built by the caller.
-	origin *subQueue
+	// origin is the receiver a peek-lock delivery came from, so that settling
+	// through another entity or sub-queue is ErrInvalidArgument rather than
+	// ErrLockLost; nil for messages the caller built.
+	origin *engine.Receiver
 	// how is how the message was obtained.
 	how obtained
 }
@@ -135,21 +133,20 @@ func (s MessageState) String() string {
 	return "MessageState(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Limits of message fields, as Service Bus.
-const (
-	maxIDLength = 128
-)
+// maxIDLength is the longest MessageID, SessionID and PartitionKey, as
+// Service Bus.
+const maxIDLength = 128
 
-// newRecord validates msg and returns the broker's own copy of it
-// (SEMANTICS V4). i is the message's index in the caller's batch, for errors.
-// It does not check sizes against an entity: that needs the entity's lock.
-func newRecord(e *entity, msg *Message, i int) (*store.Message, error) {
+// toRecord validates msg, message i of a call, and returns the broker's own
+// copy of it (SEMANTICS V4): the one conversion to the engine's records.
+// Sizes are checked against the entity later, under its lock.
+func toRecord(msg *Message, i int) (*store.Message, error) {
 	if err := checkMessage(msg, i); err != nil {
-		return nil, errorf(ErrInvalidArgument, e.describe(), "%v", err)
+		return nil, err
 	}
 	props, err := copyProps(msg.ApplicationProperties)
 	if err != nil {
-		return nil, errorf(ErrInvalidArgument, e.describe(), "message %d: %v", i, err)
+		return nil, fmt.Errorf("message %d: %w", i, err)
 	}
 	m := store.NewMessage() // a recycled one, with room for a body
 	m.MessageID = msg.MessageID
@@ -157,38 +154,29 @@ func newRecord(e *entity, msg *Message, i int) (*store.Message, error) {
 	m.Body = copyBody(m.Body, msg.Body)
 	m.Props = props
 	m.TTL = int64(msg.TimeToLive)
-	m.Scheduled = store.Unset
-	m.Due = store.Never
-	m.Expires = store.Never
 	if !msg.ScheduledEnqueueTime.IsZero() {
-		m.Scheduled = nanos(msg.ScheduledEnqueueTime)
+		m.Scheduled = engine.Instant(msg.ScheduledEnqueueTime)
 	}
 	if msg.ContentType != "" || msg.CorrelationID != "" || msg.Subject != "" || msg.To != "" ||
 		msg.ReplyTo != "" || msg.ReplyToSessionID != "" || msg.PartitionKey != "" {
 		m.Headers = &store.Headers{
-			ContentType:      msg.ContentType,
-			CorrelationID:    msg.CorrelationID,
-			Subject:          msg.Subject,
-			To:               msg.To,
-			ReplyTo:          msg.ReplyTo,
-			ReplyToSessionID: msg.ReplyToSessionID,
-			PartitionKey:     msg.PartitionKey,
+			ContentType: msg.ContentType, CorrelationID: msg.CorrelationID, Subject: msg.Subject, To: msg.To,
+			ReplyTo: msg.ReplyTo, ReplyToSessionID: msg.ReplyToSessionID, PartitionKey: msg.PartitionKey,
 		}
 	}
 	if m.MessageID == "" {
 		m.IDSeed = rand.Uint64() | 1 // SEMANTICS DD2: the id is made when read
 	}
-	m.Size = messageSize(m)
 	return m, nil
 }
 
 // copyBody copies body into room's capacity when it fits; nil stays nil and
-// empty stays empty.
+// empty stays empty (SEMANTICS V4).
 func copyBody(room, body []byte) []byte {
-	if body == nil {
+	switch {
+	case body == nil:
 		return nil
-	}
-	if cap(room) < len(body) {
+	case cap(room) < len(body) || room == nil:
 		return bytes.Clone(body)
 	}
 	return append(room[:0], body...)
@@ -211,78 +199,97 @@ func checkMessage(msg *Message, i int) error {
 	return nil
 }
 
-// idLength is the length of a broker-made message id.
-const idLength = 32
-
-// messageID returns m's MessageID: the sender's, or the one the broker made
-// for it (SEMANTICS DD2).
-func messageID(m *store.Message) string {
-	if m.MessageID != "" || m.IDSeed == 0 {
-		return m.MessageID
+// build makes the caller's messages from snapshots, outside the entity's
+// lock (SEMANTICS V4), and releases the snapshots: each message gets its own
+// body and properties (the bodies of one call share one allocation, each
+// capped at its own length, so that no body can grow into another), and the
+// broker-made message ids are written. r is the receiver of peek-lock
+// deliveries, nil otherwise.
+func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Receiver) []*ReceivedMessage {
+	backing := make([]ReceivedMessage, len(snaps))
+	out := make([]*ReceivedMessage, len(snaps))
+	parts := make([][]byte, len(snaps))
+	ids := 0
+	for i := range snaps {
+		s := &snaps[i]
+		fill(b, &backing[i], s, how, r)
+		out[i] = &backing[i]
+		parts[i] = s.M.Body
+		if madeID(s.M) {
+			ids++
+		}
 	}
-	return string(appendID(make([]byte, 0, idLength), m.IDSeed))
-}
-
-// appendID appends the 32 hex characters of the broker-made id with this
-// seed: 128 bits, the seed and a mix of it, shaped as a version 4 UUID.
-func appendID(dst []byte, seed uint64) []byte {
-	var b [16]byte
-	putUint64(b[:8], seed)
-	putUint64(b[8:], mix64(seed))
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return hex.AppendEncode(dst, b[:])
-}
-
-// mix64 is splitmix64's finalizer.
-func mix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
-func putUint64(b []byte, v uint64) {
-	for i := range 8 {
-		b[i] = byte(v >> (8 * i))
+	// bytes.Join allocates without zeroing what it then overwrites.
+	buf := bytes.Join(parts, nil)
+	idBuf := make([]byte, 0, ids*store.IDLength)
+	for i, rm := range out {
+		m := snaps[i].M
+		switch n := len(m.Body); {
+		case m.Body == nil:
+		case n == 0:
+			rm.Body = []byte{}
+		default:
+			rm.Body, buf = buf[:n:n], buf[n:]
+		}
+		if madeID(m) {
+			idBuf = store.AppendID(idBuf, m.IDSeed)
+		}
+		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
 	}
+	all := string(idBuf)
+	for i, rm := range out {
+		if madeID(snaps[i].M) {
+			rm.MessageID, all = all[:store.IDLength], all[store.IDLength:]
+		}
+		snaps[i].Release()
+	}
+	return out
 }
 
-// messageSize is the size counted against MaxMessageSizeInKilobytes and
-// MaxSizeInMegabytes (SEMANTICS V3): the body, the string properties, and
-// the application properties' keys and values.
-func messageSize(m *store.Message) int64 {
-	n := int64(len(m.Body) + len(m.MessageID) + len(m.SessionID))
-	if m.IDSeed != 0 && m.MessageID == "" {
-		n += idLength
+// madeID reports whether the broker made m's MessageID (SEMANTICS DD2).
+func madeID(m *store.Message) bool { return m.MessageID == "" && m.IDSeed != 0 }
+
+// fill sets rm, a zero ReceivedMessage, from a snapshot, sharing
+// ApplicationProperties with the store until build copies them: the one
+// conversion from the engine's records.
+func fill(b *engine.Broker, rm *ReceivedMessage, s *store.Snapshot, how obtained, r *engine.Receiver) {
+	m := s.M
+	rm.MessageID = m.MessageID
+	rm.SessionID = m.SessionID
+	rm.TimeToLive = time.Duration(s.TTL)
+	rm.ApplicationProperties = s.Props
+	if m.Scheduled != store.Unset {
+		rm.ScheduledEnqueueTime = b.Time(m.Scheduled)
 	}
 	if h := m.Headers; h != nil {
-		n += int64(len(h.ContentType) + len(h.CorrelationID) + len(h.Subject) + len(h.To) +
-			len(h.ReplyTo) + len(h.ReplyToSessionID) + len(h.PartitionKey))
+		rm.ContentType, rm.CorrelationID, rm.Subject, rm.To = h.ContentType, h.CorrelationID, h.Subject, h.To
+		rm.ReplyTo, rm.ReplyToSessionID, rm.PartitionKey = h.ReplyTo, h.ReplyToSessionID, h.PartitionKey
 	}
-	for k, v := range m.Props {
-		n += int64(len(k)) + valueSize(v)
+	rm.SequenceNumber = s.Key.Seq
+	rm.EnqueuedSequenceNumber = m.EnqueuedSeq
+	rm.EnqueuedTime = b.Time(s.Enqueued)
+	rm.ExpiresAt = b.Time(s.Expires)
+	rm.DeliveryCount = s.Deliveries
+	rm.State = messageState(s.State)
+	rm.how = how
+	if how == obtainedLocked {
+		rm.origin = r
+		rm.LockedUntil = b.Time(s.LockedUntil)
+		rm.LockToken = s.Token
 	}
-	return n
+	if dl := s.DL; dl != nil {
+		rm.DeadLetterReason, rm.DeadLetterErrorDescription, rm.DeadLetterSource = dl.Reason, dl.Description, dl.Source
+	}
 }
 
-func valueSize(v any) int64 {
-	switch v := v.(type) {
-	case nil:
-		return 0
-	case string:
-		return int64(len(v))
-	case []byte:
-		return int64(len(v))
-	case bool, int8, uint8:
-		return 1
-	case int16, uint16:
-		return 2
-	case int32, uint32, float32:
-		return 4
-	default:
-		return 8
+func messageState(s store.State) MessageState {
+	switch s {
+	case store.Deferred:
+		return MessageStateDeferred
+	case store.Scheduled:
+		return MessageStateScheduled
 	}
+	return MessageStateActive
 }
 
 // checkValue reports whether v is a property value minibus keeps.
@@ -305,7 +312,7 @@ func copyProps(p map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(p))
 	for k, v := range p {
 		if !checkValue(v) {
-			return nil, &propertyError{key: k, value: v}
+			return nil, fmt.Errorf("application property %q has unsupported type %T", k, v)
 		}
 		if b, ok := v.([]byte); ok {
 			v = bytes.Clone(b)
@@ -313,39 +320,6 @@ func copyProps(p map[string]any) (map[string]any, error) {
 		out[k] = v
 	}
 	return out, nil
-}
-
-// mergeProps returns props with mod merged in, copying both (SEMANTICS L3).
-// It validates mod first and returns props unchanged on error.
-func mergeProps(props, mod map[string]any) (map[string]any, error) {
-	if len(mod) == 0 {
-		return props, nil
-	}
-	add, err := copyProps(mod)
-	if err != nil {
-		return props, err
-	}
-	out := make(map[string]any, len(props)+len(add))
-	for k, v := range props {
-		out[k] = v
-	}
-	for k, v := range add {
-		out[k] = v
-	}
-	return out, nil
-}
-
-type propertyError struct {
-	key   string
-	value any
-}
-
-func (e *propertyError) Error() string {
-	return "application property " + strconv.Quote(e.key) + " has unsupported type " + typeName(e.value)
-}
-
-func typeName(v any) string {
-	return fmt.Sprintf("%T", v)
 }
 
 // cloneProps copies a stored property map for a caller; []byte values are

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/benbjohnson/clock"
+	"github.com/minibus-go/minibus/internal/engine"
+	"github.com/minibus-go/minibus/internal/store"
 )
 
 // Option configures a [Namespace] at [NewNamespace].
@@ -69,6 +71,20 @@ func (m ReceiveMode) String() string {
 	return "ReceiveMode(" + strconv.Itoa(int(m)) + ")"
 }
 
+func (m ReceiveMode) engine() engine.Mode {
+	if m == ReceiveModeReceiveAndDelete {
+		return engine.ReceiveAndDelete
+	}
+	return engine.PeekLock
+}
+
+func (m ReceiveMode) check(culprit string) error {
+	if m != ReceiveModePeekLock && m != ReceiveModeReceiveAndDelete {
+		return errorf(ErrInvalidArgument, culprit, "ReceiveMode %v is not a receive mode", m)
+	}
+	return nil
+}
+
 // SubQueue selects what a receiver reads from an entity.
 type SubQueue int
 
@@ -92,6 +108,24 @@ func (s SubQueue) String() string {
 		return "Transfer"
 	}
 	return "SubQueue(" + strconv.Itoa(int(s)) + ")"
+}
+
+// queue maps s, which must be valid, to the engine's queue.
+func (s SubQueue) queue() store.Queue {
+	switch s {
+	case SubQueueDeadLetter:
+		return store.DeadLetterQueue
+	case SubQueueTransfer:
+		return store.TransferQueue
+	}
+	return store.Main
+}
+
+func (s SubQueue) check(culprit string) error {
+	if s < SubQueueNone || s > SubQueueTransfer {
+		return errorf(ErrInvalidArgument, culprit, "SubQueue %v is not a sub-queue", s)
+	}
+	return nil
 }
 
 // ReceiverOptions configures NewReceiver. The zero value (and nil) is a

@@ -2,10 +2,10 @@ package minibus
 
 import (
 	"strconv"
-	"strings"
 	"time"
+	"unicode/utf8"
 
-	"github.com/minibus-go/minibus/internal/store"
+	"github.com/minibus-go/minibus/internal/engine"
 )
 
 // QueueProperties configures a queue. The zero value of every field means
@@ -55,249 +55,6 @@ type QueueProperties struct {
 	Status EntityStatus
 }
 
-// EntityStatus says which operations an entity accepts (SEMANTICS V5).
-type EntityStatus int
-
-const (
-	// EntityStatusActive accepts sends and receives. The default.
-	EntityStatusActive EntityStatus = iota
-	// EntityStatusDisabled refuses sends and receives; messages are kept and
-	// time still runs (expiry, scheduling).
-	EntityStatusDisabled
-	// EntityStatusSendDisabled refuses sends: receive only.
-	EntityStatusSendDisabled
-	// EntityStatusReceiveDisabled refuses receives and peeks: send only.
-	EntityStatusReceiveDisabled
-)
-
-func (s EntityStatus) String() string {
-	switch s {
-	case EntityStatusActive:
-		return "Active"
-	case EntityStatusDisabled:
-		return "Disabled"
-	case EntityStatusSendDisabled:
-		return "SendDisabled"
-	case EntityStatusReceiveDisabled:
-		return "ReceiveDisabled"
-	}
-	return "EntityStatus(" + strconv.Itoa(int(s)) + ")"
-}
-
-func (s EntityStatus) canSend() bool {
-	return s == EntityStatusActive || s == EntityStatusReceiveDisabled
-}
-
-func (s EntityStatus) canReceive() bool {
-	return s == EntityStatusActive || s == EntityStatusSendDisabled
-}
-
-// Defaults and limits (SEMANTICS V2, A1, V3).
-const (
-	defaultLockDuration     = time.Minute
-	minLockDuration         = 5 * time.Second
-	maxLockDuration         = 5 * time.Minute
-	defaultMaxDeliveryCount = 10
-	minAutoDeleteOnIdle     = 5 * time.Minute
-	defaultDupWindow        = 10 * time.Minute
-	minDupWindow            = 20 * time.Second
-	maxDupWindow            = 7 * 24 * time.Hour
-	defaultMaxSizeMB        = 1024
-	maxMaxSizeMB            = 81920
-	defaultMaxMessageKB     = 256
-	maxMaxMessageKB         = 102400
-	maxEntityNameLength     = 260
-	maxChildNameLength      = 50
-)
-
-// withDefaults returns p with every unset field at its default, or an error
-// wrapping ErrInvalidArgument naming the first bad field (SEMANTICS V2).
-func (p QueueProperties) withDefaults(culprit string) (QueueProperties, error) {
-	var err error
-	if p.LockDuration, err = checkLockDuration(p.LockDuration, culprit); err != nil {
-		return p, err
-	}
-	if p.MaxDeliveryCount, err = checkMaxDelivery(p.MaxDeliveryCount, culprit); err != nil {
-		return p, err
-	}
-	if err = checkTTL(p.DefaultMessageTimeToLive, culprit); err != nil {
-		return p, err
-	}
-	if err = checkAutoDelete(p.AutoDeleteOnIdle, culprit); err != nil {
-		return p, err
-	}
-	if p.DuplicateDetectionHistoryTimeWindow, err = checkDupWindow(p.DuplicateDetectionHistoryTimeWindow, culprit); err != nil {
-		return p, err
-	}
-	if p.MaxSizeInMegabytes, err = checkMaxSize(p.MaxSizeInMegabytes, culprit); err != nil {
-		return p, err
-	}
-	if p.MaxMessageSizeInKilobytes, err = checkMaxMessageSize(p.MaxMessageSizeInKilobytes, culprit); err != nil {
-		return p, err
-	}
-	if err = checkStatus(p.Status, culprit); err != nil {
-		return p, err
-	}
-	if p.RequiresSession {
-		return p, notBuilt(culprit, "RequiresSession (sessions)")
-	}
-	if p.RequiresDuplicateDetection {
-		return p, notBuilt(culprit, "RequiresDuplicateDetection (duplicate detection)")
-	}
-	if p.ForwardTo != "" {
-		return p, notBuilt(culprit, "ForwardTo (auto-forwarding)")
-	}
-	if p.ForwardDeadLetteredMessagesTo != "" {
-		return p, notBuilt(culprit, "ForwardDeadLetteredMessagesTo (auto-forwarding)")
-	}
-	return p, nil
-}
-
-// cfg converts checked properties to the broker's units.
-func (p QueueProperties) cfg() cfg {
-	return cfg{
-		lockDuration:   int64(p.LockDuration),
-		maxDelivery:    uint32(p.MaxDeliveryCount),
-		ttl:            ttlOrNever(p.DefaultMessageTimeToLive),
-		dlOnExpiry:     p.DeadLetteringOnMessageExpiration,
-		autoDelete:     ttlOrNever(p.AutoDeleteOnIdle),
-		maxSize:        int64(p.MaxSizeInMegabytes) << 20,
-		maxMessageSize: p.MaxMessageSizeInKilobytes << 10,
-		status:         p.Status,
-	}
-}
-
-func notBuilt(culprit, what string) error {
-	return errorf(ErrInvalidArgument, culprit, "%s is not supported yet", what)
-}
-
-func ttlOrNever(d time.Duration) int64 {
-	if d == 0 {
-		return store.Never
-	}
-	return int64(d)
-}
-
-func checkLockDuration(d time.Duration, culprit string) (time.Duration, error) {
-	if d == 0 {
-		return defaultLockDuration, nil
-	}
-	if d < minLockDuration || d > maxLockDuration {
-		return d, errorf(ErrInvalidArgument, culprit, "LockDuration %v is outside %v..%v", d, minLockDuration, maxLockDuration)
-	}
-	return d, nil
-}
-
-func checkMaxDelivery(n int32, culprit string) (int32, error) {
-	if n == 0 {
-		return defaultMaxDeliveryCount, nil
-	}
-	if n < 1 {
-		return n, errorf(ErrInvalidArgument, culprit, "MaxDeliveryCount %d is less than 1", n)
-	}
-	return n, nil
-}
-
-func checkTTL(d time.Duration, culprit string) error {
-	if d < 0 {
-		return errorf(ErrInvalidArgument, culprit, "DefaultMessageTimeToLive %v is negative", d)
-	}
-	return nil
-}
-
-func checkAutoDelete(d time.Duration, culprit string) error {
-	if d != 0 && d < minAutoDeleteOnIdle {
-		return errorf(ErrInvalidArgument, culprit, "AutoDeleteOnIdle %v is less than %v", d, minAutoDeleteOnIdle)
-	}
-	return nil
-}
-
-func checkDupWindow(d time.Duration, culprit string) (time.Duration, error) {
-	if d == 0 {
-		return defaultDupWindow, nil
-	}
-	if d < minDupWindow || d > maxDupWindow {
-		return d, errorf(ErrInvalidArgument, culprit, "DuplicateDetectionHistoryTimeWindow %v is outside %v..%v", d, minDupWindow, maxDupWindow)
-	}
-	return d, nil
-}
-
-func checkMaxSize(mb int32, culprit string) (int32, error) {
-	if mb == 0 {
-		return defaultMaxSizeMB, nil
-	}
-	if mb < 1 || mb > maxMaxSizeMB {
-		return mb, errorf(ErrInvalidArgument, culprit, "MaxSizeInMegabytes %d is outside 1..%d", mb, maxMaxSizeMB)
-	}
-	return mb, nil
-}
-
-func checkMaxMessageSize(kb int64, culprit string) (int64, error) {
-	if kb == 0 {
-		return defaultMaxMessageKB, nil
-	}
-	if kb < 1 || kb > maxMaxMessageKB {
-		return kb, errorf(ErrInvalidArgument, culprit, "MaxMessageSizeInKilobytes %d is outside 1..%d", kb, maxMaxMessageKB)
-	}
-	return kb, nil
-}
-
-func checkStatus(s EntityStatus, culprit string) error {
-	if s < EntityStatusActive || s > EntityStatusReceiveDisabled {
-		return errorf(ErrInvalidArgument, culprit, "Status %v is not a status", s)
-	}
-	return nil
-}
-
-// checkEntityName checks a queue or topic name (SEMANTICS V1): 1–260
-// letters, digits, '.', '-', '_' and '/', starting and ending with a letter
-// or digit.
-func checkEntityName(kind, name string) error {
-	return checkName(kind, name, maxEntityNameLength, true, false)
-}
-
-// checkChildName checks a subscription or rule name (SEMANTICS V1): 1–50
-// characters, no '/'; rule names may start with '$'.
-func checkChildName(kind, name string, dollar bool) error {
-	return checkName(kind, name, maxChildNameLength, false, dollar)
-}
-
-func checkName(kind, name string, maxLen int, slash, dollar bool) error {
-	culprit := kind + " name " + strconv.Quote(name)
-	if name == "" {
-		return errorf(ErrInvalidArgument, kind+" name", "empty")
-	}
-	if len(name) > maxLen {
-		return errorf(ErrInvalidArgument, culprit, "longer than %d characters", maxLen)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case isAlnum(c):
-		case c == '.' || c == '-' || c == '_':
-		case c == '/' && slash:
-		case c == '$' && dollar && i == 0:
-		default:
-			return errorf(ErrInvalidArgument, culprit, "character %q at %d is not allowed", c, i)
-		}
-	}
-	first := name[0]
-	if !isAlnum(first) && !(dollar && first == '$') {
-		return errorf(ErrInvalidArgument, culprit, "must start with a letter or digit")
-	}
-	if !isAlnum(name[len(name)-1]) {
-		return errorf(ErrInvalidArgument, culprit, "must end with a letter or digit")
-	}
-	return nil
-}
-
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
-// nameKey is the case-insensitive key of a name (SEMANTICS V1).
-func nameKey(name string) string { return strings.ToLower(name) }
-
 // TopicProperties configures a topic. The zero value of every field means
 // "the default"; Properties returns them with the defaults filled in.
 type TopicProperties struct {
@@ -323,42 +80,6 @@ type TopicProperties struct {
 	// Status: Disabled and SendDisabled refuse sends (SEMANTICS V5). Default
 	// EntityStatusActive.
 	Status EntityStatus
-}
-
-func (p TopicProperties) withDefaults(culprit string) (TopicProperties, error) {
-	var err error
-	if err = checkTTL(p.DefaultMessageTimeToLive, culprit); err != nil {
-		return p, err
-	}
-	if err = checkAutoDelete(p.AutoDeleteOnIdle, culprit); err != nil {
-		return p, err
-	}
-	if p.DuplicateDetectionHistoryTimeWindow, err = checkDupWindow(p.DuplicateDetectionHistoryTimeWindow, culprit); err != nil {
-		return p, err
-	}
-	if p.MaxSizeInMegabytes, err = checkMaxSize(p.MaxSizeInMegabytes, culprit); err != nil {
-		return p, err
-	}
-	if p.MaxMessageSizeInKilobytes, err = checkMaxMessageSize(p.MaxMessageSizeInKilobytes, culprit); err != nil {
-		return p, err
-	}
-	if err = checkStatus(p.Status, culprit); err != nil {
-		return p, err
-	}
-	if p.RequiresDuplicateDetection {
-		return p, notBuilt(culprit, "RequiresDuplicateDetection (duplicate detection)")
-	}
-	return p, nil
-}
-
-func (p TopicProperties) cfg() cfg {
-	return cfg{
-		ttl:            ttlOrNever(p.DefaultMessageTimeToLive),
-		autoDelete:     ttlOrNever(p.AutoDeleteOnIdle),
-		maxSize:        int64(p.MaxSizeInMegabytes) << 20,
-		maxMessageSize: p.MaxMessageSizeInKilobytes << 10,
-		status:         p.Status,
-	}
 }
 
 // SubscriptionProperties configures a subscription. The zero value of every
@@ -398,45 +119,232 @@ type SubscriptionProperties struct {
 	Status EntityStatus
 }
 
-func (p SubscriptionProperties) withDefaults(culprit string) (SubscriptionProperties, error) {
-	var err error
-	if p.LockDuration, err = checkLockDuration(p.LockDuration, culprit); err != nil {
-		return p, err
+// EntityStatus says which operations an entity accepts (SEMANTICS V5).
+type EntityStatus int
+
+const (
+	// EntityStatusActive accepts sends and receives. The default.
+	EntityStatusActive EntityStatus = iota
+	// EntityStatusDisabled refuses sends and receives; messages are kept and
+	// time still runs (expiry, scheduling).
+	EntityStatusDisabled
+	// EntityStatusSendDisabled refuses sends: receive only.
+	EntityStatusSendDisabled
+	// EntityStatusReceiveDisabled refuses receives and peeks: send only.
+	EntityStatusReceiveDisabled
+)
+
+func (s EntityStatus) String() string {
+	if s < EntityStatusActive || s > EntityStatusReceiveDisabled {
+		return "EntityStatus(" + strconv.Itoa(int(s)) + ")"
 	}
-	if p.MaxDeliveryCount, err = checkMaxDelivery(p.MaxDeliveryCount, culprit); err != nil {
-		return p, err
-	}
-	if err = checkTTL(p.DefaultMessageTimeToLive, culprit); err != nil {
-		return p, err
-	}
-	if err = checkAutoDelete(p.AutoDeleteOnIdle, culprit); err != nil {
-		return p, err
-	}
-	if err = checkStatus(p.Status, culprit); err != nil {
-		return p, err
-	}
-	if p.RequiresSession {
-		return p, notBuilt(culprit, "RequiresSession (sessions)")
-	}
-	if p.ForwardTo != "" {
-		return p, notBuilt(culprit, "ForwardTo (auto-forwarding)")
-	}
-	if p.ForwardDeadLetteredMessagesTo != "" {
-		return p, notBuilt(culprit, "ForwardDeadLetteredMessagesTo (auto-forwarding)")
-	}
-	return p, nil
+	return engine.Status(s).String()
 }
 
-func (p SubscriptionProperties) cfg() cfg {
-	return cfg{
-		lockDuration:    int64(p.LockDuration),
-		maxDelivery:     uint32(p.MaxDeliveryCount),
-		ttl:             ttlOrNever(p.DefaultMessageTimeToLive),
-		dlOnExpiry:      p.DeadLetteringOnMessageExpiration,
-		dlOnFilterError: p.DeadLetteringOnFilterEvaluationExceptions,
-		autoDelete:      ttlOrNever(p.AutoDeleteOnIdle),
-		maxSize:         store.Never,
-		maxMessageSize:  store.Never,
-		status:          p.Status,
+// The conversions between the public properties and the engine's Config:
+// one each way per kind. Config keeps the public units.
+
+func (p QueueProperties) config() engine.Config {
+	return engine.Config{
+		LockDuration: p.LockDuration, MaxDeliveryCount: p.MaxDeliveryCount, TTL: p.DefaultMessageTimeToLive,
+		DeadLetterOnExpiry: p.DeadLetteringOnMessageExpiration, AutoDeleteOnIdle: p.AutoDeleteOnIdle,
+		RequiresSession: p.RequiresSession, RequiresDuplicateDetection: p.RequiresDuplicateDetection,
+		DuplicateWindow: p.DuplicateDetectionHistoryTimeWindow, ForwardTo: p.ForwardTo,
+		ForwardDeadLetteredTo: p.ForwardDeadLetteredMessagesTo, MaxSizeMB: p.MaxSizeInMegabytes,
+		MaxMessageKB: p.MaxMessageSizeInKilobytes, Status: engine.Status(p.Status),
 	}
+}
+
+func queueProperties(c engine.Config) QueueProperties {
+	return QueueProperties{
+		LockDuration: c.LockDuration, MaxDeliveryCount: c.MaxDeliveryCount, DefaultMessageTimeToLive: c.TTL,
+		DeadLetteringOnMessageExpiration: c.DeadLetterOnExpiry, AutoDeleteOnIdle: c.AutoDeleteOnIdle,
+		RequiresSession: c.RequiresSession, RequiresDuplicateDetection: c.RequiresDuplicateDetection,
+		DuplicateDetectionHistoryTimeWindow: c.DuplicateWindow, ForwardTo: c.ForwardTo,
+		ForwardDeadLetteredMessagesTo: c.ForwardDeadLetteredTo, MaxSizeInMegabytes: c.MaxSizeMB,
+		MaxMessageSizeInKilobytes: c.MaxMessageKB, Status: EntityStatus(c.Status),
+	}
+}
+
+func (p TopicProperties) config() engine.Config {
+	return engine.Config{
+		TTL: p.DefaultMessageTimeToLive, AutoDeleteOnIdle: p.AutoDeleteOnIdle,
+		RequiresDuplicateDetection: p.RequiresDuplicateDetection, DuplicateWindow: p.DuplicateDetectionHistoryTimeWindow,
+		MaxSizeMB: p.MaxSizeInMegabytes, MaxMessageKB: p.MaxMessageSizeInKilobytes, Status: engine.Status(p.Status),
+	}
+}
+
+func topicProperties(c engine.Config) TopicProperties {
+	return TopicProperties{
+		DefaultMessageTimeToLive: c.TTL, AutoDeleteOnIdle: c.AutoDeleteOnIdle,
+		RequiresDuplicateDetection: c.RequiresDuplicateDetection, DuplicateDetectionHistoryTimeWindow: c.DuplicateWindow,
+		MaxSizeInMegabytes: c.MaxSizeMB, MaxMessageSizeInKilobytes: c.MaxMessageKB, Status: EntityStatus(c.Status),
+	}
+}
+
+func (p SubscriptionProperties) config() engine.Config {
+	return engine.Config{
+		LockDuration: p.LockDuration, MaxDeliveryCount: p.MaxDeliveryCount, TTL: p.DefaultMessageTimeToLive,
+		DeadLetterOnExpiry: p.DeadLetteringOnMessageExpiration, DeadLetterOnFilterError: p.DeadLetteringOnFilterEvaluationExceptions,
+		AutoDeleteOnIdle: p.AutoDeleteOnIdle, RequiresSession: p.RequiresSession, ForwardTo: p.ForwardTo,
+		ForwardDeadLetteredTo: p.ForwardDeadLetteredMessagesTo, Status: engine.Status(p.Status),
+	}
+}
+
+func subscriptionProperties(c engine.Config) SubscriptionProperties {
+	return SubscriptionProperties{
+		LockDuration: c.LockDuration, MaxDeliveryCount: c.MaxDeliveryCount, DefaultMessageTimeToLive: c.TTL,
+		DeadLetteringOnMessageExpiration: c.DeadLetterOnExpiry, DeadLetteringOnFilterEvaluationExceptions: c.DeadLetterOnFilterError,
+		AutoDeleteOnIdle: c.AutoDeleteOnIdle, RequiresSession: c.RequiresSession, ForwardTo: c.ForwardTo,
+		ForwardDeadLetteredMessagesTo: c.ForwardDeadLetteredTo, Status: EntityStatus(c.Status),
+	}
+}
+
+// Defaults and limits (SEMANTICS V2, A1, V3).
+const (
+	defaultLockDuration     = time.Minute
+	minLockDuration         = 5 * time.Second
+	maxLockDuration         = 5 * time.Minute
+	defaultMaxDeliveryCount = 10
+	minAutoDeleteOnIdle     = 5 * time.Minute
+	defaultDupWindow        = 10 * time.Minute
+	minDupWindow            = 20 * time.Second
+	maxDupWindow            = 7 * 24 * time.Hour
+	defaultMaxSizeMB        = 1024
+	maxMaxSizeMB            = 81920
+	defaultMaxMessageKB     = 256
+	maxMaxMessageKB         = 102400
+)
+
+// withDefaults fills in the defaults of the settings that apply to kind and
+// checks every setting (SEMANTICS V2, A1, V3, V5): the one place defaults
+// live. Errors wrap ErrInvalidArgument and name the first bad field.
+func withDefaults(kind engine.Kind, c engine.Config, culprit string) (engine.Config, error) {
+	bad := func(format string, args ...any) (engine.Config, error) {
+		return c, errorf(ErrInvalidArgument, culprit, format, args...)
+	}
+	if kind != engine.KindTopic {
+		c.LockDuration = orDefault(c.LockDuration, defaultLockDuration)
+		c.MaxDeliveryCount = orDefault(c.MaxDeliveryCount, defaultMaxDeliveryCount)
+		if c.LockDuration < minLockDuration || c.LockDuration > maxLockDuration {
+			return bad("LockDuration %v is outside %v..%v", c.LockDuration, minLockDuration, maxLockDuration)
+		}
+		if c.MaxDeliveryCount < 1 {
+			return bad("MaxDeliveryCount %d is less than 1", c.MaxDeliveryCount)
+		}
+	}
+	if kind != engine.KindSubscription {
+		c.DuplicateWindow = orDefault(c.DuplicateWindow, defaultDupWindow)
+		c.MaxSizeMB = orDefault(c.MaxSizeMB, defaultMaxSizeMB)
+		c.MaxMessageKB = orDefault(c.MaxMessageKB, defaultMaxMessageKB)
+		if err := checkLimits(c, culprit); err != nil {
+			return c, err
+		}
+	}
+	switch {
+	case c.TTL < 0:
+		return bad("DefaultMessageTimeToLive %v is negative", c.TTL)
+	case c.AutoDeleteOnIdle != 0 && c.AutoDeleteOnIdle < minAutoDeleteOnIdle:
+		return bad("AutoDeleteOnIdle %v is less than %v", c.AutoDeleteOnIdle, minAutoDeleteOnIdle)
+	case c.Status < engine.StatusActive || c.Status > engine.StatusReceiveDisabled:
+		return bad("Status %v is not a status", EntityStatus(c.Status))
+	}
+	return c, checkNotBuilt(c, culprit)
+}
+
+// checkLimits checks the settings of queues and topics only.
+func checkLimits(c engine.Config, culprit string) error {
+	switch {
+	case c.DuplicateWindow < minDupWindow || c.DuplicateWindow > maxDupWindow:
+		return errorf(ErrInvalidArgument, culprit, "DuplicateDetectionHistoryTimeWindow %v is outside %v..%v", c.DuplicateWindow, minDupWindow, maxDupWindow)
+	case c.MaxSizeMB < 1 || c.MaxSizeMB > maxMaxSizeMB:
+		return errorf(ErrInvalidArgument, culprit, "MaxSizeInMegabytes %d is outside 1..%d", c.MaxSizeMB, maxMaxSizeMB)
+	case c.MaxMessageKB < 1 || c.MaxMessageKB > maxMaxMessageKB:
+		return errorf(ErrInvalidArgument, culprit, "MaxMessageSizeInKilobytes %d is outside 1..%d", c.MaxMessageKB, maxMaxMessageKB)
+	}
+	return nil
+}
+
+// checkNotBuilt refuses the settings of features minibus does not build yet.
+func checkNotBuilt(c engine.Config, culprit string) error {
+	var what string
+	switch {
+	case c.RequiresSession:
+		what = "RequiresSession (sessions)"
+	case c.RequiresDuplicateDetection:
+		what = "RequiresDuplicateDetection (duplicate detection)"
+	case c.ForwardTo != "":
+		what = "ForwardTo (auto-forwarding)"
+	case c.ForwardDeadLetteredTo != "":
+		what = "ForwardDeadLetteredMessagesTo (auto-forwarding)"
+	default:
+		return nil
+	}
+	return errorf(ErrInvalidArgument, culprit, "%s is not supported yet", what)
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Name limits (SEMANTICS V1).
+const (
+	maxEntityNameLength = 260
+	maxChildNameLength  = 50
+)
+
+// checkEntityName checks a queue or topic name (SEMANTICS V1): 1–260
+// letters, digits, '.', '-', '_' and '/', starting and ending with a letter
+// or digit.
+func checkEntityName(kind, name string) error {
+	return checkName(kind, name, maxEntityNameLength, true, false)
+}
+
+// checkChildName checks a subscription or rule name (SEMANTICS V1): 1–50
+// characters, no '/'; rule names may start with '$'.
+func checkChildName(kind, name string, dollar bool) error {
+	return checkName(kind, name, maxChildNameLength, false, dollar)
+}
+
+func checkName(kind, name string, maxLen int, slash, dollar bool) error {
+	culprit := kind + " name " + strconv.Quote(name)
+	switch {
+	case name == "":
+		return errorf(ErrInvalidArgument, kind+" name", "empty")
+	case utf8.RuneCountInString(name) > maxLen:
+		return errorf(ErrInvalidArgument, culprit, "longer than %d characters", maxLen)
+	}
+	for i, c := range name {
+		if !allowed(c, i, slash, dollar) {
+			return errorf(ErrInvalidArgument, culprit, "character %q at %d is not allowed", c, i)
+		}
+	}
+	if first := rune(name[0]); !isAlnum(first) && !(dollar && first == '$') {
+		return errorf(ErrInvalidArgument, culprit, "must start with a letter or digit")
+	}
+	if !isAlnum(rune(name[len(name)-1])) {
+		return errorf(ErrInvalidArgument, culprit, "must end with a letter or digit")
+	}
+	return nil
+}
+
+// allowed reports whether c may stand at byte i of a name (SEMANTICS V1).
+func allowed(c rune, i int, slash, dollar bool) bool {
+	switch {
+	case isAlnum(c), c == '.' || c == '-' || c == '_':
+		return true
+	case c == '/':
+		return slash
+	case c == '$':
+		return dollar && i == 0
+	}
+	return false
+}
+
+func isAlnum(c rune) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }

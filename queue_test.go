@@ -232,6 +232,6 @@ func TestNewReceiverBadOptions(t *testing.T) {
 	requireSentinel(t, err, minibus.ErrInvalidArgument, "does not require sessions")
 	var nilQ *minibus.Queue
 	requireSentinel(t, nilQ.SendMessage(e.ctx, &minibus.Message{}, nil), minibus.ErrInvalidArgument, "nil *Queue")
-	//nolint:staticcheck // a nil context is bad input that must not panic
+	//lint:ignore SA1012 a nil context is bad input that must not panic
 	requireSentinel(t, q.SendMessage(nil, &minibus.Message{}, nil), minibus.ErrInvalidArgument, "nil context")
 }

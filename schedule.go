@@ -2,70 +2,86 @@ package minibus
 
 import (
 	"context"
+	"time"
 
-	"github.com/minibus-go/minibus/internal/store"
+	"github.com/minibus-go/minibus/internal/engine"
 )
 
-// scheduleLocked stores m, already numbered, as Scheduled until m.Scheduled
-// (SEMANTICS S1, S2). Its EnqueuedTime and ExpiresAt read as they will be at
-// activation (Q3, E2).
-func (e *entity) scheduleLocked(m *store.Message) {
-	m.State = store.Scheduled
-	m.Enqueued = m.Scheduled
-	m.Expires = addSat(m.Scheduled, effectiveTTL(m.TTL, e.cfg.ttl))
-	e.sub[SubQueueNone].add(m)
-	e.setDueLocked(m, m.Scheduled)
+// ScheduleMessages schedules msgs for at, all or none, and returns their
+// sequence numbers, valid for CancelScheduledMessages while the messages are
+// scheduled (SEMANTICS S1, Q1). A time at or before now enqueues them at
+// once; a zero time or an empty slice is ErrInvalidArgument.
+func (q *Queue) ScheduleMessages(ctx context.Context, msgs []*Message, at time.Time, opts *ScheduleMessagesOptions) ([]int64, error) {
+	e, err := q.entity()
+	if err != nil {
+		return nil, err
+	}
+	return schedule(ctx, e, msgs, at)
 }
 
-// activateLocked enqueues the scheduled message m at its time at (SEMANTICS
-// S4): it gets a new sequence number (Q1), EnqueuedTime = at and ExpiresAt
-// counted from at.
-// A topic copies it to its subscriptions then (S5).
-func (e *entity) activateLocked(m *store.Message, at int64) {
-	q := e.sub[SubQueueNone]
-	q.remove(m)
-	e.lastActivation = at
-	e.seq++
-	m.Key = store.Key{Seq: e.seq}
-	if e.kind == kindTopic {
-		e.fanOutLocked(m, at)
-		return
-	}
-	e.enqueueLocked(q, m, at, e.cfg.ttl)
-}
-
-// cancelScheduled deletes pending scheduled messages, all or none
-// (SEMANTICS S3).
-func (e *entity) cancelScheduled(ctx context.Context, seqs []int64) error {
-	if err := checkSeqs(seqs, e.describe()); err != nil {
-		return err
-	}
-	now, err := e.begin(ctx)
+// CancelScheduledMessages deletes pending scheduled messages (SEMANTICS S3).
+// If any number is not a pending scheduled message of this queue it returns
+// ErrMessageNotFound and cancels nothing. An empty slice is
+// ErrInvalidArgument.
+func (q *Queue) CancelScheduledMessages(ctx context.Context, seqs []int64, opts *CancelScheduledMessagesOptions) error {
+	e, err := q.entity()
 	if err != nil {
 		return err
 	}
-	if err := e.enter(now); err != nil {
+	return cancel(ctx, e, seqs)
+}
+
+// ScheduleMessages schedules msgs for at in the topic, all or none, and
+// returns their sequence numbers (SEMANTICS S1, S5). They are copied to the
+// subscriptions when they activate, with the rules of that time; the quota
+// is checked now against the copies the rules would make now (V3).
+func (t *Topic) ScheduleMessages(ctx context.Context, msgs []*Message, at time.Time, opts *ScheduleMessagesOptions) ([]int64, error) {
+	e, err := t.entity()
+	if err != nil {
+		return nil, err
+	}
+	return schedule(ctx, e, msgs, at)
+}
+
+// CancelScheduledMessages deletes pending scheduled messages of the topic,
+// all or none (SEMANTICS S3).
+func (t *Topic) CancelScheduledMessages(ctx context.Context, seqs []int64, opts *CancelScheduledMessagesOptions) error {
+	e, err := t.entity()
+	if err != nil {
 		return err
 	}
-	defer e.mu.Unlock()
-	if !e.cfg.status.canSend() {
-		return errorf(ErrEntityDisabled, e.describe(), "status %v refuses sends", e.cfg.status)
+	return cancel(ctx, e, seqs)
+}
+
+func schedule(ctx context.Context, e *engine.Entity, msgs []*Message, at time.Time) ([]int64, error) {
+	if at.IsZero() {
+		return nil, errorf(ErrInvalidArgument, culprit(e.Kind(), e.Name()), "the scheduled enqueue time is zero")
 	}
-	q := e.sub[SubQueueNone]
-	found := make([]*store.Message, len(seqs))
-	for i, seq := range seqs {
-		m := q.stream.Get(store.Key{Seq: seq})
-		if m == nil || m.State != store.Scheduled {
-			return errorf(ErrMessageNotFound, e.describe(), "sequence number %d is not a pending scheduled message", seq)
+	return send(ctx, e, msgs, engine.Instant(at), true)
+}
+
+func cancel(ctx context.Context, e *engine.Entity, seqs []int64) error {
+	if err := checkSeqs(seqs, culprit(e.Kind(), e.Name())); err != nil {
+		return err
+	}
+	return e.Cancel(ctx, seqs)
+}
+
+// checkSeqs checks a list of sequence numbers: not empty, each >= 1, none
+// twice.
+func checkSeqs(seqs []int64, culprit string) error {
+	if len(seqs) == 0 {
+		return errorf(ErrInvalidArgument, culprit, "no sequence numbers")
+	}
+	seen := make(map[int64]struct{}, len(seqs))
+	for _, s := range seqs {
+		if s < 1 {
+			return errorf(ErrInvalidArgument, culprit, "sequence number %d is less than 1", s)
 		}
-		found[i] = m
+		if _, dup := seen[s]; dup {
+			return errorf(ErrInvalidArgument, culprit, "sequence number %d is given twice", s)
+		}
+		seen[s] = struct{}{}
 	}
-	for _, m := range found {
-		e.setDueLocked(m, store.Never)
-		q.remove(m)
-		store.Recycle(m)
-	}
-	e.touchLocked(now)
-	e.rescheduleLocked() // the idle deadline may return (SEMANTICS A2)
 	return nil
 }

@@ -15,6 +15,38 @@ import (
 // method returns ErrInvalidArgument.
 type SessionReceiver struct{}
 
+// AcceptSession is for session-enabled queues, which minibus does not
+// support yet: it returns ErrInvalidArgument (SEMANTICS SS1).
+func (q *Queue) AcceptSession(ctx context.Context, sessionID string, opts *SessionReceiverOptions) (*SessionReceiver, error) {
+	e, err := q.entity()
+	if err != nil {
+		return nil, err
+	}
+	return nil, errorf(ErrInvalidArgument, culprit(e.Kind(), e.Path()), "the queue does not require sessions")
+}
+
+// AcceptNextSession is for session-enabled queues, which minibus does not
+// support yet: it returns ErrInvalidArgument (SEMANTICS SS1).
+func (q *Queue) AcceptNextSession(ctx context.Context, opts *SessionReceiverOptions) (*SessionReceiver, error) {
+	return q.AcceptSession(ctx, "", opts)
+}
+
+// AcceptSession is for session-enabled subscriptions, which minibus does
+// not support yet: it returns ErrInvalidArgument (SEMANTICS SS1).
+func (s *Subscription) AcceptSession(ctx context.Context, sessionID string, opts *SessionReceiverOptions) (*SessionReceiver, error) {
+	e, err := s.entity()
+	if err != nil {
+		return nil, err
+	}
+	return nil, errorf(ErrInvalidArgument, culprit(e.Kind(), e.Path()), "the subscription does not require sessions")
+}
+
+// AcceptNextSession is for session-enabled subscriptions, which minibus
+// does not support yet: it returns ErrInvalidArgument (SEMANTICS SS1).
+func (s *Subscription) AcceptNextSession(ctx context.Context, opts *SessionReceiverOptions) (*SessionReceiver, error) {
+	return s.AcceptSession(ctx, "", opts)
+}
+
 func errNoSessions() error {
 	return errorf(ErrInvalidArgument, "session receiver", "sessions are not supported yet")
 }

@@ -47,7 +47,7 @@ func ValidName(kind string, name string) bool {
 // ---------------------------------------------------------------- properties (V2)
 
 func queueCfg(p minibus.QueueProperties) (mCfg, bool) {
-	c := mCfg{lock: int64(time.Minute), maxDelivery: 10, ttl: mNever, autoDelete: mNever,
+	c := mCfg{lock: int64(time.Minute), maxDelivery: 10, autoDelete: mNever,
 		maxSize: 1024 << 20, maxMsgSize: 256 << 10, dlOnExpiry: p.DeadLetteringOnMessageExpiration, status: p.Status}
 	ok := p.LockDuration == 0 || (p.LockDuration >= 5*time.Second && p.LockDuration <= 5*time.Minute)
 	if p.LockDuration != 0 {

@@ -23,12 +23,23 @@ const (
 	mUnset int64 = math.MinInt64 // an optional instant not given
 )
 
-// mAddSat is t+d, or mNever past what int64 holds (SEMANTICS E2).
+// mAddSat is t+d for a duration d >= 0, clamped to the last instant int64
+// nanoseconds hold (mNever-1): a finite deadline stays finite (SEMANTICS
+// E2).
 func mAddSat(t, d int64) int64 {
-	if d == mNever || (d > 0 && t > mNever-d) {
-		return mNever
+	if t > mNever-1-d {
+		return mNever - 1
 	}
 	return t + d
+}
+
+// mExpiry is ExpiresAt for a message enqueued at with the effective TTL eff
+// (0: none, never expires) (SEMANTICS E2).
+func mExpiry(at, eff int64) int64 {
+	if eff == 0 {
+		return mNever
+	}
+	return mAddSat(at, eff)
 }
 
 // mInstant converts a time to the model's nanoseconds, clamped as any

@@ -138,7 +138,14 @@ func (m *refModel) peek(r *mReceiver, max int, from int64) ([]mView, error) {
 		if x.key.less(start) || len(views) == max {
 			continue
 		}
-		views = append(views, m.view(x, peekState(x.state), false))
+		v := m.view(x, peekState(x.state), false)
+		if x.state == mScheduled {
+			// A scheduled message shows the TimeToLive and ExpiresAt it would
+			// get if it activated with today's settings (E1, E2).
+			v.ttl = effTTL(x.sentTTL, r.e.cfg.ttl)
+			v.expires = mExpiry(x.sched, v.ttl)
+		}
+		views = append(views, v)
 		last = x.key
 	}
 	if from == 0 && len(views) > 0 {

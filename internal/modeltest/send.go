@@ -80,19 +80,20 @@ func copyMap(p map[string]any) map[string]any {
 }
 
 // effTTL is SEMANTICS E1: the smallest of the message's TTL (if set) and the
-// caps (mNever: none).
+// cap, 0 standing for "not set" in both and in the result for "none".
 func effTTL(sent, cap int64) int64 {
-	if sent > 0 && sent < cap {
+	if sent > 0 && (cap == 0 || sent < cap) {
 		return sent
 	}
 	return cap
 }
 
-func ttlField(eff int64) int64 {
-	if eff == mNever {
-		return 0
+// capTTL is the smaller of two caps on TTL, 0 standing for none.
+func capTTL(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
 	}
-	return eff
+	return a
 }
 
 // record validates a message to send and makes the model's copy of it.
@@ -187,11 +188,6 @@ func (m *refModel) send(e *mEntity, msgs []*minibus.Message, at int64) ([]int64,
 		case future(x):
 			x.state = mScheduled
 			x.enqueued = x.sched
-			// The ExpiresAt a scheduled message shows: as it would be at
-			// activation with today's settings (E2).
-			eff := effTTL(x.sentTTL, e.cfg.ttl)
-			x.expires = mAddSat(x.sched, eff)
-			x.ttl = ttlField(eff)
 			insert(&e.main, x)
 		case e.kind == mTopic:
 			m.fanOut(e, x, m.now)
@@ -209,8 +205,8 @@ func (m *refModel) enqueue(e *mEntity, x *mMsg, at, cap int64) {
 	eff := effTTL(x.sentTTL, cap)
 	x.state = mAvail
 	x.enqueued = at
-	x.expires = mAddSat(at, eff)
-	x.ttl = ttlField(eff)
+	x.expires = mExpiry(at, eff)
+	x.ttl = eff
 	insert(&e.main, x)
 }
 
@@ -317,7 +313,7 @@ func (m *refModel) fanOut(t *mEntity, x *mMsg, at int64) {
 		c, s := p.msg, p.sub
 		c.item = m.newItem("subscription copy")
 		c.origin = x.origin
-		cap := min(s.cfg.ttl, t.cfg.ttl)
+		cap := capTTL(s.cfg.ttl, t.cfg.ttl)
 		if p.action {
 			m.hits.ActionCopy++
 		}
@@ -326,8 +322,8 @@ func (m *refModel) fanOut(t *mEntity, x *mMsg, at int64) {
 			eff := effTTL(c.sentTTL, cap)
 			c.state = mAvail
 			c.enqueued = at
-			c.expires = mAddSat(at, eff)
-			c.ttl = ttlField(eff)
+			c.expires = mExpiry(at, eff)
+			c.ttl = eff
 			insert(&s.dlq, c)
 			continue
 		}

@@ -67,13 +67,9 @@ func (m *refModel) settle(r *mReceiver, op settleOp, sm settleMsg, mod map[strin
 		panic("model: a lock past its end survived the catch-up")
 	}
 	if len(mod) > 0 {
-		if x.props == nil {
-			x.props = map[string]any{}
+		if err := m.modify(e, x, mod); err != nil {
+			return 0, err
 		}
-		for k, v := range copyMap(mod) {
-			x.props[k] = v
-		}
-		x.resize()
 	}
 	switch op {
 	case opComplete:
@@ -95,6 +91,35 @@ func (m *refModel) settle(r *mReceiver, op settleOp, sm settleMsg, mod map[strin
 	}
 	m.touch(e)
 	return 0, nil
+}
+
+// modify merges PropertiesToModify into x within its entity's limits
+// (SEMANTICS V3): a message too large, or an entity (for a subscription,
+// its topic) past its quota, refuses it and nothing changes.
+func (m *refModel) modify(e *mEntity, x *mMsg, mod map[string]any) error {
+	props := copyMap(x.props)
+	if props == nil {
+		props = map[string]any{}
+	}
+	for k, v := range copyMap(mod) {
+		props[k] = v
+	}
+	old, oldSize := x.props, x.size
+	x.props = props
+	x.resize()
+	limits, used := e, m.entitySize(e)
+	if e.kind == mSub {
+		limits, used = e.topic, m.topicSize(e.topic)
+	}
+	switch {
+	case x.size > limits.cfg.maxMsgSize:
+		x.props, x.size = old, oldSize
+		return minibus.ErrMessageTooLarge
+	case x.size > oldSize && used > limits.cfg.maxSize:
+		x.props, x.size = old, oldSize
+		return minibus.ErrQuotaExceeded
+	}
+	return nil
 }
 
 func (m *refModel) unlock(x *mMsg) {

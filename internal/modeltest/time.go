@@ -82,8 +82,10 @@ func eventLess(a, b mEvent) bool {
 }
 
 // advance moves the model's clock to `to`, applying every event due at or
-// before it in time order (SEMANTICS T2, T3).
+// before it in time order (SEMANTICS T2, T3). Like the broker's, the model's
+// clock stops at the last instant int64 nanoseconds hold.
 func (m *refModel) advance(to int64) {
+	to = min(to, mNever-1)
 	for {
 		evs := m.events()
 		if len(evs) == 0 {

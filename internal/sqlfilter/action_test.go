@@ -59,15 +59,15 @@ var concatBomb = "SET a = '" + strings.Repeat("x", 16) + "'" + strings.Repeat(";
 
 func actionCases() []actionCase {
 	return []actionCase{
-		// service-bus-messaging-sql-filter.md, "Set rule action for a SQL filter".
+		// Microsoft's SQL filter article, "Set rule action for a SQL filter".
 		{name: "sql-filter: SET source", msg: "order", expr: "SET source='routedOrders'",
 			check: props(map[string]any{"source": "routedOrders"})},
-		// service-bus-filter-examples.md, .NET example, rule RedOrdersWithAction.
+		// Microsoft's filter examples article, .NET example, rule RedOrdersWithAction.
 		{name: "filter-examples: SET, REMOVE, SET sys", msg: "order",
 			expr: "SET quantity = quantity / 2; REMOVE priority;SET sys.CorrelationId = 'low';",
 			check: all(props(map[string]any{"quantity": int64(5)}), absent("priority"),
 				func(t *testing.T, m *Message) { require.Equal(t, "low", m.CorrelationID) })},
-		// topic-filters.md, "Actions".
+		// Microsoft's topic filters article, "Actions".
 		{name: "topic-filters: SET quantity", msg: "order", expr: "SET quantity = quantity / 2;",
 			check: props(map[string]any{"quantity": int64(5)})},
 		// Java SqlRuleFilter class sample (learn.microsoft.com/java/api/...sqlrulefilter).
@@ -112,8 +112,8 @@ func actionCases() []actionCase {
 			expr: "SET sys.MessageId = 'a'; SET sys.CorrelationId = 'b'; SET sys.To = 'c'; SET sys.ReplyTo = 'd'; SET sys.Subject = 'e'; " +
 				"SET sys.SessionId = 'f'; SET sys.ReplyToSessionId = 'g'; SET sys.ContentType = 'h'; SET sys.PartitionKey = 'i'",
 			check: func(t *testing.T, m *Message) {
-				require.Equal(t, Message{MessageID: "a", CorrelationID: "b", To: "c", ReplyTo: "d", Subject: "e",
-					SessionID: "f", ReplyToSessionID: "g", ContentType: "h", PartitionKey: "i"}, *m)
+				require.Equal(t, Message{MessageID: "a", SessionID: "f", Headers: Headers{CorrelationID: "b", To: "c", ReplyTo: "d",
+					Subject: "e", ReplyToSessionID: "g", ContentType: "h", PartitionKey: "i"}}, *m)
 			}},
 
 		// Evaluation errors; statements before them have run.

@@ -12,7 +12,7 @@ const typicalExpr = "amount > 100 AND region IN ('eu','us') AND sys.Label LIKE '
 func typicalMessage() *Message {
 	return &Message{
 		MessageID: "m-42",
-		Subject:   "order-created",
+		Headers:   Headers{Subject: "order-created"},
 		Properties: map[string]any{
 			"amount":   250,
 			"region":   "us",

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestNoWallClock keeps the wall clock out of the package (STYLE.md,
-// practice 9): filters read times only from the message and parameters.
+// TestNoWallClock keeps the wall clock out of the package: filters read
+// times only from the message and parameters.
 func TestNoWallClock(t *testing.T) {
 	t.Parallel()
 	forbidden := map[string]bool{"Now": true, "Sleep": true, "After": true, "AfterFunc": true,

@@ -91,7 +91,7 @@ func TestCorrelationSystemFields(t *testing.T) {
 			}
 			// The other fields and the properties of the message do not
 			// matter.
-			m := Message{PartitionKey: "pk", Properties: map[string]any{"x": 1}}
+			m := Message{Headers: Headers{PartitionKey: "pk"}, Properties: map[string]any{"x": 1}}
 			for _, o := range sysFields {
 				*o.m(&m) = "other"
 			}
@@ -285,13 +285,13 @@ func TestCorrelationR4(t *testing.T) {
 		m    Message
 		want bool
 	}{
-		{"yes-int", Message{Subject: "order", ContentType: "application/json", Properties: map[string]any{"priority": 1, "region": "eu"}}, true},
-		{"yes-float", Message{Subject: "order", ContentType: "application/json", Properties: map[string]any{"Priority": 1.0, "region": "eu", "x": 1}}, true},
-		{"no-case", Message{Subject: "Order", ContentType: "application/json", Properties: map[string]any{"priority": 1, "region": "eu"}}, false},
-		{"no-value", Message{Subject: "order", ContentType: "application/json", Properties: map[string]any{"priority": 2, "region": "eu"}}, false},
-		{"no-type", Message{Subject: "order", ContentType: "application/json", Properties: map[string]any{"priority": "1", "region": "eu"}}, false},
-		{"no-missing", Message{Subject: "order", ContentType: "application/json", Properties: map[string]any{"priority": 1}}, false},
-		{"no-subject", Message{ContentType: "application/json", Properties: map[string]any{"priority": 1, "region": "eu"}}, false},
+		{"yes-int", Message{Headers: Headers{Subject: "order", ContentType: "application/json"}, Properties: map[string]any{"priority": 1, "region": "eu"}}, true},
+		{"yes-float", Message{Headers: Headers{Subject: "order", ContentType: "application/json"}, Properties: map[string]any{"Priority": 1.0, "region": "eu", "x": 1}}, true},
+		{"no-case", Message{Headers: Headers{Subject: "Order", ContentType: "application/json"}, Properties: map[string]any{"priority": 1, "region": "eu"}}, false},
+		{"no-value", Message{Headers: Headers{Subject: "order", ContentType: "application/json"}, Properties: map[string]any{"priority": 2, "region": "eu"}}, false},
+		{"no-type", Message{Headers: Headers{Subject: "order", ContentType: "application/json"}, Properties: map[string]any{"priority": "1", "region": "eu"}}, false},
+		{"no-missing", Message{Headers: Headers{Subject: "order", ContentType: "application/json"}, Properties: map[string]any{"priority": 1}}, false},
+		{"no-subject", Message{Headers: Headers{ContentType: "application/json"}, Properties: map[string]any{"priority": 1, "region": "eu"}}, false},
 	} {
 		require.Equal(t, tc.want, c.Match(&tc.m), tc.name)
 	}
@@ -302,8 +302,8 @@ func TestCorrelationNilAndZero(t *testing.T) {
 	require.False(t, corr(t, CorrelationFields{Subject: "s"}, nil).Match(nil))
 	require.False(t, corr(t, CorrelationFields{}, map[string]any{"k": nil}).Match(nil))
 	var nilCorr *Correlation
-	require.False(t, nilCorr.Match(&Message{Subject: "s"}))
-	require.False(t, (&Correlation{}).Match(&Message{Subject: "s"}), "the zero Correlation matches nothing")
+	require.False(t, nilCorr.Match(&Message{Headers: Headers{Subject: "s"}}))
+	require.False(t, (&Correlation{}).Match(&Message{Headers: Headers{Subject: "s"}}), "the zero Correlation matches nothing")
 }
 
 // TestCorrelationKeepsNoReferences: changing the caller's map or []byte
@@ -325,7 +325,7 @@ func TestCorrelationKeepsNoReferences(t *testing.T) {
 // TestCorrelationMatchDoesNotChangeMessage runs Match and checks m after.
 func TestCorrelationMatchDoesNotChangeMessage(t *testing.T) {
 	t.Parallel()
-	m := &Message{Subject: "s", Properties: map[string]any{"K": []byte("v"), "n": 1}}
+	m := &Message{Headers: Headers{Subject: "s"}, Properties: map[string]any{"K": []byte("v"), "n": 1}}
 	before := cloneMessage(m)
 	require.True(t, corr(t, CorrelationFields{Subject: "s"}, map[string]any{"k": []byte("v"), "N": 1.0}).Match(m))
 	require.Equal(t, before, m)
@@ -465,7 +465,7 @@ func TestCorrelationConcurrentMatch(t *testing.T) {
 	errs := make(chan error, 8)
 	for g := range 8 {
 		wg.Go(func() {
-			m := &Message{Subject: "order", Properties: map[string]any{"Region": "eu", "blob": []byte("x"), "at": t0, "g": g}}
+			m := &Message{Headers: Headers{Subject: "order"}, Properties: map[string]any{"Region": "eu", "blob": []byte("x"), "at": t0, "g": g}}
 			for range 1000 {
 				if !c.Match(m) {
 					errs <- fmt.Errorf("goroutine %d: no match", g)

@@ -14,7 +14,7 @@
 //
 //	f, err := sqlfilter.ParseFilter("sys.Label LIKE 'order%' AND amount > @min",
 //		map[string]any{"@min": 100})
-//	ok, err := f.Match(&sqlfilter.Message{Subject: "order-7",
+//	ok, err := f.Match(&sqlfilter.Message{Headers: sqlfilter.Headers{Subject: "order-7"},
 //		Properties: map[string]any{"amount": 250}})
 //
 // [NewCorrelation] compiles a correlation filter (CorrelationRuleFilter,

@@ -11,9 +11,9 @@ func ExampleParseFilter() {
 		panic(err)
 	}
 	for _, m := range []*Message{
-		{Subject: "order-7", Properties: map[string]any{"amount": 250}},
-		{Subject: "order-8", Properties: map[string]any{"amount": 50}},
-		{Subject: "order-9"}, // amount missing: Unknown, not matched
+		{Headers: Headers{Subject: "order-7"}, Properties: map[string]any{"amount": 250}},
+		{Headers: Headers{Subject: "order-8"}, Properties: map[string]any{"amount": 50}},
+		{Headers: Headers{Subject: "order-9"}}, // amount missing: Unknown, not matched
 	} {
 		t, _ := f.Eval(m)
 		ok, _ := f.Match(m)
@@ -77,10 +77,10 @@ func ExampleNewCorrelation() {
 		panic(err)
 	}
 	for _, m := range []*Message{
-		{Subject: "order", Properties: map[string]any{"Priority": 1.0}}, // any case, any numeric type
-		{Subject: "order", Properties: map[string]any{"priority": "1"}}, // a string is not a number
-		{Subject: "Order", Properties: map[string]any{"priority": 1}},   // system properties are case-sensitive
-		{Subject: "order"}, // priority missing
+		{Headers: Headers{Subject: "order"}, Properties: map[string]any{"Priority": 1.0}}, // any case, any numeric type
+		{Headers: Headers{Subject: "order"}, Properties: map[string]any{"priority": "1"}}, // a string is not a number
+		{Headers: Headers{Subject: "Order"}, Properties: map[string]any{"priority": 1}},   // system properties are case-sensitive
+		{Headers: Headers{Subject: "order"}},                                              // priority missing
 	} {
 		fmt.Println(c.Match(m))
 	}

@@ -47,8 +47,7 @@ func evalErrCase(name, msg, expr string, pos int, tok string) filterCase {
 // each run where it is meant to match and, for some, where it is not.
 func microsoftFilterCases() []filterCase {
 	return []filterCase{
-		// learn.microsoft.com/azure/service-bus-messaging/service-bus-messaging-sql-filter
-		// (azure-docs articles/service-bus-messaging/service-bus-messaging-sql-filter.md),
+		// learn.microsoft.com/azure/service-bus-messaging/service-bus-messaging-sql-filter,
 		// section Examples.
 		ok("sql-filter: parameter", "order", "source = @stringParam", True),
 		ok("sql-filter: sys.Label LIKE", "order", "sys.Label LIKE '%bus%'", True),
@@ -76,8 +75,8 @@ func microsoftFilterCases() []filterCase {
 		ok("sql-filter: property(name)", "order", "property('color') = 'red'", True),
 		ok("sql-filter: p(expr)", "order", "p('col' + 'or') = 'red'", True),
 
-		// learn.microsoft.com/azure/service-bus-messaging/service-bus-filter-examples
-		// (service-bus-filter-examples.md), "Filter on system properties".
+		// learn.microsoft.com/azure/service-bus-messaging/service-bus-filter-examples,
+		// "Filter on system properties".
 		ok("filter-examples: sys.label lower case", "order", "sys.label LIKE '%bus%'", True),
 		ok("filter-examples: sys.messageid", "order", "sys.messageid = 'xxxx'", False),
 		ok("filter-examples: sys.correlationid like", "order", "sys.correlationid like 'abc-%'", True),
@@ -101,7 +100,8 @@ func microsoftFilterCases() []filterCase {
 		// is equivalent to.
 		ok("filter-examples: correlation equivalent", "corr", "sys.ReplyTo = 'johndoe@contoso.com' AND sys.Label = 'Important' AND color = 'Red'", True),
 		ok("filter-examples: correlation equivalent, no match", "order", "sys.ReplyTo = 'johndoe@contoso.com' AND sys.Label = 'Important' AND color = 'Red'", False),
-		// ".NET example for creating subscription filters" (also topic-filters.md).
+		// ".NET example for creating subscription filters" (also Microsoft's
+		// topic filters article).
 		ok("filter-examples: TrueRuleFilter", "empty", "1=1", True),
 		ok("filter-examples: FalseRuleFilter", "empty", "1=0", False),
 		ok("filter-examples: blue and 10", "order", "color='blue' AND quantity=10", False),
@@ -474,7 +474,7 @@ func TestConcurrentMatch(t *testing.T) {
 	errs := make(chan error, 8)
 	for g := range 8 {
 		wg.Go(func() {
-			m := &Message{Subject: "order-1", Properties: map[string]any{"amount": 101 + g, "region": "eu"}}
+			m := &Message{Headers: Headers{Subject: "order-1"}, Properties: map[string]any{"amount": 101 + g, "region": "eu"}}
 			for range 1000 {
 				if ok, err := f.Match(m); !ok || err != nil {
 					errs <- fmt.Errorf("goroutine %d: %v %v", g, ok, err)

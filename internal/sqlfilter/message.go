@@ -12,7 +12,8 @@ import (
 // at all: every user property is missing and every nullable sys. property
 // is NULL.
 type Message struct {
-	MessageID, CorrelationID, To, ReplyTo, Subject, SessionID, ReplyToSessionID, ContentType, PartitionKey string
+	MessageID, SessionID string
+	Headers
 
 	SequenceNumber, EnqueuedSequenceNumber, DeliveryCount, Size int64
 
@@ -28,6 +29,11 @@ type Message struct {
 	// []byte: only IS NULL and EXISTS apply to it. Names match
 	// case-insensitively (see the package documentation, Properties).
 	Properties map[string]any
+}
+
+// Headers are a message's other string system properties.
+type Headers struct {
+	ContentType, CorrelationID, Subject, To, ReplyTo, ReplyToSessionID, PartitionKey string
 }
 
 // sysProp identifies a system property (sys.Name). The zero value is not a

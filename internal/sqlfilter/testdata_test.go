@@ -15,17 +15,19 @@ var t0 = time.Date(2024, 2, 23, 10, 0, 0, 0, time.UTC)
 // testMessages returns the fixed messages by name:
 //   - "order": most sys. properties set, many user properties of every type;
 //   - "corr": the message of the correlation-filter example of
-//     service-bus-filter-examples.md and the Java SqlRuleFilter sample;
+//     Microsoft's filter examples article and the Java SqlRuleFilter sample;
 //   - "empty": no properties at all.
 func testMessages() map[string]*Message {
 	return map[string]*Message{
 		"order": {
-			MessageID:              "m-1",
-			CorrelationID:          "abc-123",
-			To:                     "Store5",
-			ReplyTo:                "johndoe@contoso.com",
-			Subject:                "Important bus news",
-			ContentType:            "application/json",
+			MessageID: "m-1",
+			Headers: Headers{
+				CorrelationID: "abc-123",
+				To:            "Store5",
+				ReplyTo:       "johndoe@contoso.com",
+				Subject:       "Important bus news",
+				ContentType:   "application/json",
+			},
 			SequenceNumber:         42,
 			EnqueuedSequenceNumber: 41,
 			DeliveryCount:          1,
@@ -72,9 +74,11 @@ func testMessages() map[string]*Message {
 			},
 		},
 		"corr": {
-			CorrelationID: "email",
-			ReplyTo:       "johndoe@contoso.com",
-			Subject:       "Important",
+			Headers: Headers{
+				CorrelationID: "email",
+				ReplyTo:       "johndoe@contoso.com",
+				Subject:       "Important",
+			},
 			Properties: map[string]any{
 				"color":           "Red",
 				"sender":          "joseph",

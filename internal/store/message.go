@@ -1,6 +1,10 @@
 package store
 
-import "math"
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+)
 
 // Instants are int64 nanoseconds since the Unix epoch, as time.Time.UnixNano.
 const (
@@ -25,14 +29,21 @@ func (k Key) Less(o Key) bool {
 	return k.Seq < o.Seq || (k.Seq == o.Seq && k.Copy < o.Copy)
 }
 
-// State is where a message is within its stream.
+// Next returns the smallest key after k.
+func (k Key) Next() Key {
+	if k.Copy == math.MaxUint32 {
+		return Key{Seq: k.Seq + 1}
+	}
+	return Key{Seq: k.Seq, Copy: k.Copy + 1}
+}
+
+// State is where a message is within its queue.
 type State uint8
 
 const (
 	// Available messages can be received.
 	Available State = iota
-	// Locked messages are held under a peek-lock. A Stream does not hold
-	// them: the broker keeps them in its list of locks.
+	// Locked messages are held under a peek-lock.
 	Locked
 	// Deferred messages wait for ReceiveDeferredMessages.
 	Deferred
@@ -40,9 +51,6 @@ const (
 	Scheduled
 	numStates
 )
-
-// NumStates is the number of states, for arrays indexed by State.
-const NumStates = int(numStates)
 
 func (s State) String() string {
 	switch s {
@@ -58,8 +66,23 @@ func (s State) String() string {
 	return "unknown"
 }
 
+// Queue names one of an entity's three message queues.
+type Queue uint8
+
+const (
+	// Main is the entity's own queue.
+	Main Queue = iota
+	// DeadLetterQueue is its dead-letter queue.
+	DeadLetterQueue
+	// TransferQueue is its transfer dead-letter queue.
+	TransferQueue
+	numQueues
+)
+
 // Headers holds the rarely set string properties of a message, so that a
-// message without them costs one pointer.
+// message without them costs one pointer. Its fields are those of
+// sqlfilter.Headers, in the same order, so that either converts to the
+// other.
 type Headers struct {
 	ContentType      string
 	CorrelationID    string
@@ -77,51 +100,161 @@ type DeadLetter struct {
 	Source      string
 }
 
-// Message is one stored message: the broker's bookkeeping, then the message
-// as sent. The broker owns every field; Body and Props are never shared with
-// callers. A Message is guarded by the lock of the entity that holds it.
+// Message is one stored message: the message as sent, its life in the
+// broker, and the store's bookkeeping, which only the store changes.
+//
+// The fields as sent are set before the message enters a store and do not
+// change while it is in one, but for Props, which changes only through
+// [Store.SetProps]. The life fields are the engine's to write under its
+// entity's lock. A Message is guarded by the lock of the entity that holds
+// it.
 type Message struct {
-	Key   Key
-	State State
-	// Sub says which stream of its entity holds the message (the broker's
-	// main, dead-letter or transfer dead-letter queue).
-	Sub uint8
-	// FromDeferral is set on a message locked by ReceiveDeferredMessages: when
-	// its lock ends unsettled it returns to Deferred (SEMANTICS L6).
-	FromDeferral bool
-	// SharedBody is set when topic copies share the body: the body is then
-	// never reused (recycle.go).
-	SharedBody bool
-	Deliveries uint32
-	// Slot is the message's slot in its entity's Arena, 0 when in none.
-	Slot uint32
-	// pins counts the copies being made from the message outside its
-	// entity's lock (recycle.go).
-	pins int32
-	// LockPrev and LockNext link a locked message into its entity's list of
-	// locks, by arena slot (0: none).
-	LockPrev, LockNext uint32
-	// Due is the instant of the message's one pending deadline (lock end,
-	// expiry or activation), or Never.
-	Due int64
-
-	Enqueued    int64 // EnqueuedTime; for a scheduled message, its scheduled time
-	Expires     int64 // ExpiresAt, or Never
-	TTL         int64 // TimeToLive as sent, 0 when not set
-	Scheduled   int64 // ScheduledEnqueueTime as sent, or Unset
-	LockedUntil int64
-	Token       [16]byte
-	EnqueuedSeq int64 // the sequence number first assigned where the message entered
-	Size        int64 // bytes counted against the entity quota (SEMANTICS V3)
+	// As sent.
 
 	// MessageID is the id the sender gave. When it gave none, IDSeed is not
-	// zero and the broker's id is derived from it when someone looks
-	// (SEMANTICS DD2), so that a message costs no id string until then.
+	// zero and the broker's id is made from it when someone looks (see ID),
+	// so that a message costs no id string until then.
 	MessageID string
 	IDSeed    uint64
 	SessionID string
 	Headers   *Headers // nil when every header is empty
 	Body      []byte
 	Props     map[string]any
-	DL        *DeadLetter // nil unless dead-lettered
+	// Scheduled is the ScheduledEnqueueTime as sent, or Unset.
+	Scheduled int64
+
+	// Life in the broker.
+
+	// TTL is the time to live as sent (0: not set) until the message is
+	// enqueued, then its effective time to live (0: it never expires).
+	TTL         int64
+	Enqueued    int64 // EnqueuedTime; for a scheduled message, its scheduled time
+	Expires     int64 // ExpiresAt, or Never
+	Deliveries  uint32
+	EnqueuedSeq int64 // the sequence number first assigned where the message entered
+	DL          *DeadLetter
+	// FromDeferral is set on a message locked by ReceiveDeferredMessages: when
+	// its lock ends unsettled it returns to Deferred (SEMANTICS L6).
+	FromDeferral bool
+
+	// Bookkeeping.
+
+	key   Key
+	state State
+	queue Queue
+	// slot is the message's slot in its store's arena, 0 when in none.
+	slot uint32
+	// lockPrev and lockNext link a locked message into its store's list of
+	// locks, by arena slot (0: none).
+	lockPrev, lockNext uint32
+	lockedUntil        int64
+	token              [16]byte
+	// due is the instant of the message's pending expiry or activation, or
+	// Never. A lock's end is lockedUntil.
+	due int64
+	// size is what the message counted against its store when it entered,
+	// or when SetProps changed it.
+	size int64
+	// pins counts the snapshots being read from the message outside its
+	// entity's lock (recycle.go).
+	pins int32
+	// sharedBody is set when topic copies share the body: the body is then
+	// never reused (recycle.go).
+	sharedBody bool
+}
+
+// Key returns the message's key in its store.
+func (m *Message) Key() Key { return m.key }
+
+// State returns the message's state in its store.
+func (m *Message) State() State { return m.state }
+
+// Queue returns the queue of its store that holds the message.
+func (m *Message) Queue() Queue { return m.queue }
+
+// LockedUntil returns when the message's lock ends; 0 when it is not locked.
+func (m *Message) LockedUntil() int64 { return m.lockedUntil }
+
+// Token returns the lock token of a locked message; zero when it is not
+// locked.
+func (m *Message) Token() [16]byte { return m.token }
+
+// Stored reports whether the message is in a store.
+func (m *Message) Stored() bool { return m.slot != 0 }
+
+// Size returns the message's size as SEMANTICS V3 counts it: the body, the
+// string properties, and the application properties' keys and values (8
+// bytes for numbers and times); a broker-made MessageID counts its 32
+// characters.
+func (m *Message) Size() int64 {
+	if m.slot != 0 {
+		return m.size
+	}
+	return m.SizeWith(m.Props)
+}
+
+// SizeWith returns the size the message would have with props as its
+// application properties.
+func (m *Message) SizeWith(props map[string]any) int64 {
+	n := int64(len(m.Body) + len(m.MessageID) + len(m.SessionID))
+	if m.IDSeed != 0 && m.MessageID == "" {
+		n += IDLength
+	}
+	if h := m.Headers; h != nil {
+		n += int64(len(h.ContentType) + len(h.CorrelationID) + len(h.Subject) + len(h.To) +
+			len(h.ReplyTo) + len(h.ReplyToSessionID) + len(h.PartitionKey))
+	}
+	for k, v := range props {
+		n += int64(len(k)) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v any) int64 {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case string:
+		return int64(len(v))
+	case []byte:
+		return int64(len(v))
+	case bool, int8, uint8:
+		return 1
+	case int16, uint16:
+		return 2
+	case int32, uint32, float32:
+		return 4
+	}
+	return 8 // the other integers and floats, time.Time, time.Duration
+}
+
+// IDLength is the length of a broker-made message id.
+const IDLength = 32
+
+// ID returns the message's MessageID: the sender's, or the one the broker
+// made for it (SEMANTICS DD2).
+func (m *Message) ID() string {
+	if m.MessageID != "" || m.IDSeed == 0 {
+		return m.MessageID
+	}
+	return string(AppendID(make([]byte, 0, IDLength), m.IDSeed))
+}
+
+// AppendID appends the IDLength hex characters of the broker-made id with
+// this seed: 128 bits, the seed and a mix of it, shaped as a version 4 UUID.
+func AppendID(dst []byte, seed uint64) []byte {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], seed)
+	binary.LittleEndian.PutUint64(b[8:], mix64(seed))
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return hex.AppendEncode(dst, b[:])
+}
+
+// mix64 is splitmix64's finalizer.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }

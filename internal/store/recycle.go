@@ -11,51 +11,97 @@ import (
 // be cold memory.
 //
 // The rule that makes it safe: a Message is recycled only once nothing can
-// reach it. Its entity has let go of it (it is in no arena and no index),
-// and no receive or peek is still copying from it: those pin the message
-// under the entity's lock and unpin it when their copy is done. A body that
-// a topic's copies share is never reused; their Message structs are.
+// reach it. Its store has let go of it (it is in no arena and no index), and
+// no snapshot is still reading it: a snapshot pins the message under the
+// entity's lock and unpins it when its reader is done. A body that a topic's
+// copies share is never reused; their Message structs are.
 
 // maxPooledBody is the largest body buffer kept for reuse.
 const maxPooledBody = 64 << 10
 
 var pool = sync.Pool{New: func() any { return new(Message) }}
 
-// NewMessage returns a zero Message, possibly with spare Body capacity
-// (Body has length 0).
-func NewMessage() *Message { return pool.Get().(*Message) }
+// NewMessage returns a Message in no store, its fields zero but Scheduled
+// (Unset) and Expires (Never), possibly with spare Body capacity (Body has
+// length 0, and is nil when there is no spare room).
+func NewMessage() *Message {
+	m := pool.Get().(*Message)
+	m.Scheduled = Unset
+	m.Expires = Never
+	m.due = Never
+	return m
+}
 
-// Recycle gives m back for reuse if nothing can reach it: it must have left
-// its entity and no copy may be pinning it. Its body's room is kept only
-// when the body is its own. It reports whether m was recycled.
-func Recycle(m *Message) bool {
-	if m.Slot != 0 || atomic.LoadInt32(&m.pins) != 0 {
-		return false
+// recycle gives m back for reuse if nothing can reach it: it must have left
+// its store and no snapshot may be reading it. Its body's room is kept only
+// when the body is its own.
+func recycle(m *Message) {
+	if m.slot != 0 || atomic.LoadInt32(&m.pins) != 0 {
+		return
 	}
 	body := m.Body[:0]
-	if m.SharedBody || cap(body) > maxPooledBody {
+	if m.sharedBody || cap(body) > maxPooledBody {
 		body = nil
 	}
 	*m = Message{Body: body}
 	pool.Put(m)
-	return true
 }
 
-// Pin marks m as being copied from outside its entity's lock, so that it is
-// not recycled meanwhile. Call it under the entity's lock.
-func (m *Message) Pin() { atomic.AddInt32(&m.pins, 1) }
-
-// Unpin ends a Pin. It may be called without the entity's lock.
-func (m *Message) Unpin() { atomic.AddInt32(&m.pins, -1) }
-
-// Copy returns a new Message that is a copy of m sharing m's body and
-// properties, for a topic's subscription: in no arena, unpinned, and, like
-// m from now on, marked SharedBody so that the body is never reused.
+// Copy returns a copy of m for a topic's subscription, in no store, sharing
+// m's body and properties; from now on neither body is ever reused.
 func (m *Message) Copy() *Message {
-	m.SharedBody = true
-	c := NewMessage()
+	m.sharedBody = true
+	c := pool.Get().(*Message)
 	*c = *m
-	c.Slot = 0
-	c.pins = 0
+	c.slot, c.pins = 0, 0
+	c.lockPrev, c.lockNext = 0, 0
+	c.due = Never
 	return c
+}
+
+// Snapshot is what a reader copies out of a stored message under its
+// entity's lock: every field that can change while the message is stored,
+// and the message itself, pinned, for the fields that cannot (MessageID,
+// IDSeed, SessionID, Headers, Body, Scheduled, EnqueuedSeq), which the
+// reader may then read without the lock. Release it when done.
+type Snapshot struct {
+	M           *Message
+	Key         Key
+	Enqueued    int64
+	Expires     int64
+	TTL         int64
+	Props       map[string]any
+	DL          *DeadLetter
+	LockedUntil int64
+	Token       [16]byte
+	Deliveries  uint32
+	// State is the state the reader is shown (SEMANTICS L14), which the
+	// caller chose.
+	State State
+	// owned is set when the snapshot's reader owns the message, which has
+	// left its store: Release recycles it.
+	owned bool
+}
+
+// Snapshot pins m and copies what can change. shown is the state to show;
+// owned says that m has left its store for good and the reader owns it (a
+// receive-and-delete).
+func (m *Message) Snapshot(shown State, owned bool) Snapshot {
+	atomic.AddInt32(&m.pins, 1)
+	return Snapshot{
+		M: m, Key: m.key, Enqueued: m.Enqueued, Expires: m.Expires, TTL: m.TTL,
+		Props: m.Props, DL: m.DL, LockedUntil: m.lockedUntil, Token: m.token,
+		Deliveries: m.Deliveries, State: shown, owned: owned,
+	}
+}
+
+// Release ends the snapshot: it unpins the message, and recycles it when
+// the reader owned it. It may be called without the entity's lock.
+func (s *Snapshot) Release() {
+	m := s.M
+	s.M = nil
+	atomic.AddInt32(&m.pins, -1)
+	if s.owned {
+		recycle(m)
+	}
 }

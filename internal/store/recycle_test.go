@@ -6,36 +6,48 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A message is recycled only when nothing can reach it: out of any arena,
-// not pinned by a copy in progress, its body its own.
+// A message is recycled only when nothing can reach it: out of its store,
+// no snapshot reading it; a shared body is never reused.
 func TestRecycleOnlyUnreachable(t *testing.T) {
-	a := NewArena()
+	s := newStore()
 	m := NewMessage()
 	m.Body = append(m.Body, "hello"...)
-	a.Put(m)
-	require.False(t, Recycle(m), "still in an arena")
-	a.Free(m)
+	s.Put(m, Key{Seq: 1}, Main, Available, Never)
+	snap := m.Snapshot(Available, false)
+	s.Remove(m) // pinned: not recycled
+	require.Equal(t, "hello", string(m.Body))
+	require.Equal(t, Key{Seq: 1}, snap.Key)
+	snap.Release() // not the owner: left to the collector
+	require.Equal(t, "hello", string(m.Body))
 
-	m.Pin()
-	require.False(t, Recycle(m), "pinned by a copy in progress")
-	m.Unpin()
-
-	c := m.Copy()
-	require.True(t, c.SharedBody)
-	require.True(t, m.SharedBody)
-	require.Equal(t, uint32(0), c.Slot)
-	require.True(t, Recycle(c), "a copy's struct is reused")
-	require.Nil(t, c.Body, "but not the body it shares")
-
-	own := NewMessage()
+	own := put(s, 2, 0, Main, Available)
 	own.Body = append(own.Body, "mine"...)
 	own.Props = map[string]any{"k": 1}
-	require.True(t, Recycle(own))
+	taken := s.RemoveFirst(Main)
+	require.Same(t, own, taken)
+	snap = taken.Snapshot(Available, true)
+	snap.Release() // the owner: recycled
 	require.Nil(t, own.Props, "a recycled message keeps nothing but its body's room")
 	require.Empty(t, own.Body)
+}
+
+func TestCopySharesBody(t *testing.T) {
+	m := NewMessage()
+	m.Body = append(m.Body, "shared"...)
+	c := m.Copy()
+	require.True(t, c.sharedBody)
+	require.True(t, m.sharedBody)
+	require.False(t, c.Stored())
+	require.Equal(t, Never, c.due)
+	s := newStore()
+	s.Put(c, Key{Seq: 1}, Main, Available, Never)
+	s.Remove(c)
+	require.Nil(t, c.Body, "a copy's struct is reused but not the body it shares")
+	require.Equal(t, "shared", string(m.Body))
 
 	big := NewMessage()
 	big.Body = make([]byte, maxPooledBody+1)
-	require.True(t, Recycle(big))
+	s.Put(big, Key{Seq: 2}, Main, Available, Never)
+	s.Remove(big)
 	require.Nil(t, big.Body, "huge bodies are not kept")
 }

@@ -1,167 +1,346 @@
-// Package store holds the messages of minibus entities in btree indexes.
-//
-// A [Stream] is one ordered stream of messages: the main queue or a
-// dead-letter queue of an entity, or one session of it. It indexes its
-// messages by [Key] in two btrees, one for the available messages (what a
-// receive takes, lowest key first) and one for the deferred and scheduled
-// ones, so that a receive never walks past them and a peek merges two
-// ordered walks. Locked messages are not in a Stream: they come and go on
-// every receive and settlement, and the broker keeps them in a list of its
-// own.
-//
-// The indexes hold a message's key and its slot in the entity's [Arena], no
-// pointer. Streams are not safe for concurrent use: the entity that owns a
-// stream guards it with its own mutex. The [Stream] interface is the seam
-// for a durable store; [NewStream] returns the in-memory one.
 package store
 
-import "github.com/google/btree"
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+)
 
-// Stream is one ordered stream of messages.
-type Stream interface {
-	// Add puts m into the stream in m.State, and into the stream's arena if
-	// it is in none. m.Key must not be in the stream.
-	Add(m *Message)
-	// Remove takes m out of the stream (not out of the arena). It does
-	// nothing if m is not in it.
-	Remove(m *Message)
-	// First returns the available message with the lowest key, or nil.
-	First() *Message
-	// Take removes the available message with the lowest key from the
-	// stream and returns it, or returns nil. The caller may Add it back in
-	// another state.
-	Take() *Message
-	// Get returns the message with key k in any state, or nil.
-	Get(k Key) *Message
-	// Ascend calls fn for every message with key >= from, in key order and
-	// in any state, until fn returns false. fn must not change the stream.
-	Ascend(from Key, fn func(*Message) bool)
-	// Len returns the number of messages in the stream.
-	Len() int
-	// Available returns the number of available messages.
-	Available() int
+// Quota is the byte budget of an entity (SEMANTICS V3): a queue's own, or a
+// topic's, which its subscriptions' stores share. Every store adds what it
+// holds to its quota, so Used is always the sum of their Bytes. Safe for
+// concurrent use.
+type Quota struct {
+	used  atomic.Int64
+	limit atomic.Int64
 }
 
-// degree is the btree degree: nodes hold up to 2*degree-1 items.
-const degree = 32
-
-// item is a message's key and arena slot: 16 bytes, no pointer.
-type item struct {
-	seq  int64
-	cp   uint32
-	slot uint32
+// NewQuota returns a quota of limit bytes.
+func NewQuota(limit int64) *Quota {
+	q := new(Quota)
+	q.limit.Store(limit)
+	return q
 }
 
-func itemOf(m *Message) item { return item{m.Key.Seq, m.Key.Copy, m.Slot} }
-func keyItem(k Key) item     { return item{seq: k.Seq, cp: k.Copy} }
-func (it item) key() Key     { return Key{it.seq, it.cp} }
+// Used returns the bytes held by the stores of the quota.
+func (q *Quota) Used() int64 { return q.used.Load() }
 
-func lessItem(a, b item) bool { return a.seq < b.seq || (a.seq == b.seq && a.cp < b.cp) }
+// Limit returns the quota's limit in bytes.
+func (q *Quota) Limit() int64 { return q.limit.Load() }
 
-// memStream is the in-memory Stream.
-type memStream struct {
-	arena *Arena
-	avail *btree.BTreeG[item] // State Available
-	held  *btree.BTreeG[item] // every other state
-	buf   []item              // Ascend's chunk, kept between calls
-}
+// SetLimit changes the limit; what is held already stays.
+func (q *Quota) SetLimit(n int64) { q.limit.Store(n) }
 
-// NewStream returns an empty in-memory stream whose messages live in arena.
-func NewStream(arena *Arena) Stream {
-	return &memStream{
-		arena: arena,
-		avail: btree.NewG(degree, lessItem),
-		held:  btree.NewG(degree, lessItem),
+// Fits reports whether n more bytes stay within the limit now.
+func (q *Quota) Fits(n int64) bool { return n <= q.limit.Load()-q.used.Load() }
+
+// grow adds n bytes if they fit, atomically, and reports whether it did.
+func (q *Quota) grow(n int64) bool {
+	for {
+		used := q.used.Load()
+		if n > 0 && n > q.limit.Load()-used {
+			return false
+		}
+		if q.used.CompareAndSwap(used, used+n) {
+			return true
+		}
 	}
 }
 
-func (s *memStream) tree(st State) *btree.BTreeG[item] {
-	if st == Available {
-		return s.avail
+// Store holds the messages of one entity in its three queues, with every
+// pending deadline: expiries and activations in a deadline index, lock ends
+// in a list of locks. Messages live in an arena, so that the indexes hold
+// slots, not pointers, and a lock token carries its message's slot, so that
+// settling finds the message without a map.
+//
+// The methods keep the indexes, the counts and the quota consistent with
+// the messages; callers change a stored message's bookkeeping only through
+// them. A Store is not safe for concurrent use: its entity's mutex guards
+// it.
+type Store struct {
+	arena     arena
+	mask      uint32 // xor-ed into the slot a lock token carries
+	queues    [numQueues]stream
+	deadlines deadlines
+	locks     lockList
+	bytes     int64
+	quota     *Quota
+}
+
+// New returns an empty store that counts what it holds against quota.
+func New(quota *Quota) *Store {
+	s := &Store{arena: newArena(), mask: rand.Uint32(), deadlines: newDeadlines(), quota: quota}
+	for i := range s.queues {
+		s.queues[i] = newStream()
 	}
-	return s.held
+	return s
 }
 
-func (s *memStream) Add(m *Message) {
-	s.arena.Put(m)
-	s.tree(m.State).ReplaceOrInsert(itemOf(m))
+// Put adds m, which is in no store, to queue q under key k, in state st
+// (Available, Deferred or Scheduled), with a pending expiry or activation
+// at due (Never: none). k must be new in q.
+func (s *Store) Put(m *Message, k Key, q Queue, st State, due int64) {
+	s.arena.put(m)
+	m.key, m.queue, m.state = k, q, st
+	m.size = m.SizeWith(m.Props)
+	s.bytes += m.size
+	s.quota.used.Add(m.size)
+	sq := &s.queues[q]
+	sq.count[st]++
+	sq.index(m)
+	s.deadlines.set(m, due)
 }
 
-func (s *memStream) Remove(m *Message) {
-	s.tree(m.State).Delete(keyItem(m.Key))
+// Move moves stored m to queue q in state st (Available or Deferred), with
+// a pending deadline at due (Never: none), ending its lock if it has one. Its
+// key stays; it must be new in q.
+func (s *Store) Move(m *Message, q Queue, st State, due int64) {
+	s.leave(m)
+	m.queue, m.state = q, st
+	s.queues[q].count[st]++
+	s.queues[q].index(m)
+	s.deadlines.set(m, due)
 }
 
-func (s *memStream) First() *Message {
-	it, ok := s.avail.Min()
+// Rekey gives m, stored and not locked, the key k in its queue, in state st
+// with a pending deadline at due: a scheduled message activating with a new
+// sequence number (SEMANTICS S4).
+func (s *Store) Rekey(m *Message, k Key, st State, due int64) {
+	s.deadlines.set(m, Never)
+	s.leave(m)
+	m.key, m.state = k, st
+	s.queues[m.queue].count[st]++
+	s.queues[m.queue].index(m)
+	s.deadlines.set(m, due)
+}
+
+// leave takes m out of its queue's index and counts, and out of the list of
+// locks; it stays in the arena.
+func (s *Store) leave(m *Message) {
+	sq := &s.queues[m.queue]
+	if m.state == Locked {
+		s.unlock(m)
+	} else {
+		sq.unindex(m)
+	}
+	sq.count[m.state]--
+}
+
+// Remove takes m out of the store for good, with its deadline and lock, and
+// recycles it unless a snapshot is reading it.
+func (s *Store) Remove(m *Message) {
+	s.drop(m)
+	recycle(m)
+}
+
+// drop takes m out of the store: indexes, counts, arena and bytes.
+func (s *Store) drop(m *Message) {
+	s.deadlines.set(m, Never)
+	s.leave(m)
+	s.release(m)
+}
+
+// release gives m's slot and bytes back; m is in no index any more.
+func (s *Store) release(m *Message) {
+	s.arena.release(m)
+	s.bytes -= m.size
+	s.quota.used.Add(-m.size)
+}
+
+// LockFirst locks the first available message of q until until under a new
+// token and returns it, or returns nil: a receive in peek-lock mode without
+// a second search.
+func (s *Store) LockFirst(q Queue, until int64) *Message {
+	sq := &s.queues[q]
+	it, ok := sq.avail.DeleteMin()
 	if !ok {
 		return nil
 	}
-	return s.arena.At(it.slot)
+	m := s.arena.at(it.slot)
+	s.deadlines.set(m, Never)
+	sq.count[Available]--
+	sq.count[Locked]++
+	m.state = Locked
+	s.lock(m, until)
+	return m
 }
 
-func (s *memStream) Take() *Message {
-	it, ok := s.avail.DeleteMin()
+// RemoveFirst takes the first available message of q out of the store and
+// returns it, or returns nil: a receive-and-delete. The caller owns it; a
+// Snapshot with owned set recycles it on Release.
+func (s *Store) RemoveFirst(q Queue) *Message {
+	sq := &s.queues[q]
+	it, ok := sq.avail.DeleteMin()
 	if !ok {
 		return nil
 	}
-	return s.arena.At(it.slot)
+	m := s.arena.at(it.slot)
+	sq.count[Available]--
+	s.deadlines.set(m, Never)
+	s.release(m)
+	return m
 }
 
-func (s *memStream) Get(k Key) *Message {
-	if it, ok := s.held.Get(keyItem(k)); ok {
-		return s.arena.At(it.slot)
+// Lock locks m, available or deferred, until until under a new token. Its
+// pending deadline goes: a locked message neither expires nor activates.
+func (s *Store) Lock(m *Message, until int64) {
+	s.deadlines.set(m, Never)
+	sq := &s.queues[m.queue]
+	sq.unindex(m)
+	sq.count[m.state]--
+	sq.count[Locked]++
+	m.state = Locked
+	s.lock(m, until)
+}
+
+// lock gives m, in state Locked and out of the indexes, its lock: an end,
+// a token and its place in the list of locks.
+func (s *Store) lock(m *Message, until int64) {
+	m.lockedUntil = until
+	m.token = s.newToken(m)
+	s.locks.insert(&s.arena, m)
+}
+
+// newToken returns a lock token for m: its arena slot, masked, then 96
+// random bits. The slot makes the token unique among the store's locked
+// messages and finds the message without a map (Locked); the random bits
+// make every delivery's token new and unguessable.
+func (s *Store) newToken(m *Message) [16]byte {
+	var t [16]byte
+	binary.LittleEndian.PutUint32(t[:4], m.slot^s.mask)
+	binary.LittleEndian.PutUint32(t[4:8], rand.Uint32()|1) // never all zero
+	binary.LittleEndian.PutUint64(t[8:], rand.Uint64())
+	return t
+}
+
+// unlock ends m's lock; m stays in state Locked, out of the indexes, until
+// the caller moves it on.
+func (s *Store) unlock(m *Message) {
+	s.locks.remove(&s.arena, m)
+	m.token = [16]byte{}
+	m.lockedUntil = 0
+}
+
+// Renew moves the end of m's lock to until; the token stays.
+func (s *Store) Renew(m *Message, until int64) {
+	s.locks.remove(&s.arena, m)
+	m.lockedUntil = until
+	s.locks.insert(&s.arena, m)
+}
+
+// Locked returns the message locked under token, or nil.
+func (s *Store) Locked(token [16]byte) *Message {
+	m := s.arena.lookup(binary.LittleEndian.Uint32(token[:4]) ^ s.mask)
+	if m == nil || m.state != Locked || m.token != token {
+		return nil
 	}
-	if it, ok := s.avail.Get(keyItem(k)); ok {
-		return s.arena.At(it.slot)
+	return m
+}
+
+// Deadline is a store's earliest pending deadline: a lock's end (LockEnd) or
+// an expiry or activation of M at instant At. At is Never when there is
+// none.
+type Deadline struct {
+	At      int64
+	M       *Message
+	LockEnd bool
+}
+
+// Next returns the earliest pending deadline, ties broken by key (SEMANTICS
+// T3).
+func (s *Store) Next() Deadline {
+	d := Deadline{At: Never}
+	if it, ok := s.deadlines.min(); ok {
+		d = Deadline{At: it.due, M: s.arena.at(it.slot)}
+	}
+	if l := s.locks.first(&s.arena); l != nil {
+		if d.M == nil || l.lockedUntil < d.At || (l.lockedUntil == d.At && l.key.Less(d.M.key)) {
+			d = Deadline{At: l.lockedUntil, M: l, LockEnd: true}
+		}
+	}
+	return d
+}
+
+// Get returns the message of q with key k in state Available, Deferred or
+// Scheduled, or nil.
+func (s *Store) Get(q Queue, k Key) *Message {
+	sq := &s.queues[q]
+	if it, ok := sq.held.Get(keyItem(k)); ok {
+		return s.arena.at(it.slot)
+	}
+	if it, ok := sq.avail.Get(keyItem(k)); ok {
+		return s.arena.at(it.slot)
 	}
 	return nil
 }
 
-// Ascend merges the two trees. google/btree has no cursors, so it walks the
-// held tree in chunks and interleaves the available messages below each.
-func (s *memStream) Ascend(from Key, fn func(*Message) bool) {
-	const chunk = 64
-	if s.buf == nil {
-		s.buf = make([]item, 0, chunk)
-	}
-	buf := s.buf
-	next := from
-	for {
-		// Collect up to chunk held items from next.
-		buf = buf[:0]
-		s.held.AscendGreaterOrEqual(keyItem(next), func(it item) bool {
-			buf = append(buf, it)
-			return len(buf) < chunk
+// Ascend calls fn for every message of q with key >= from, in key order,
+// until fn returns false; with locked set, locked messages are merged in
+// (in O(locks) a call). fn must not change the store.
+func (s *Store) Ascend(q Queue, from Key, locked bool, fn func(*Message) bool) {
+	var held []*Message
+	if locked {
+		for m := s.locks.first(&s.arena); m != nil; m = s.locks.next(&s.arena, m) {
+			if m.queue == q && !m.key.Less(from) {
+				held = append(held, m)
+			}
+		}
+		slices.SortFunc(held, func(a, b *Message) int {
+			if a.key.Less(b.key) {
+				return -1
+			}
+			return 1
 		})
-		// Available items below the first held item... interleaved.
-		var stop bool
-		emit := func(it item) bool {
-			if !fn(s.arena.At(it.slot)) {
-				stop = true
+	}
+	more := true
+	s.queues[q].ascend(from, func(slot uint32) bool {
+		m := s.arena.at(slot)
+		for len(held) > 0 && held[0].key.Less(m.key) {
+			if more, held = fn(held[0]), held[1:]; !more {
 				return false
 			}
-			return true
 		}
-		if len(buf) == 0 {
-			s.avail.AscendGreaterOrEqual(keyItem(next), emit)
-			return
-		}
-		for _, h := range buf {
-			s.avail.AscendRange(keyItem(next), h, emit)
-			if stop || !emit(h) {
-				return
-			}
-			next = Key{h.seq, h.cp + 1}
-			if h.cp == ^uint32(0) {
-				next = Key{h.seq + 1, 0}
-			}
-		}
-		if len(buf) < chunk {
-			s.avail.AscendGreaterOrEqual(keyItem(next), emit)
-			return
-		}
+		more = fn(m)
+		return more
+	})
+	for more && len(held) > 0 {
+		more, held = fn(held[0]), held[1:]
 	}
 }
 
-func (s *memStream) Len() int       { return s.avail.Len() + s.held.Len() }
-func (s *memStream) Available() int { return s.avail.Len() }
+// Count returns the number of messages of q in state st.
+func (s *Store) Count(q Queue, st State) int64 { return s.queues[q].count[st] }
+
+// Len returns the number of messages of q in any state.
+func (s *Store) Len(q Queue) int64 { return s.queues[q].len() }
+
+// Available returns the number of available messages of q.
+func (s *Store) Available(q Queue) int { return s.queues[q].avail.Len() }
+
+// Bytes returns the total size of the store's messages.
+func (s *Store) Bytes() int64 { return s.bytes }
+
+// SetProps gives stored m the application properties props, unless its
+// quota cannot take what that adds: then it changes nothing and returns
+// false.
+func (s *Store) SetProps(m *Message, props map[string]any) bool {
+	size := m.SizeWith(props)
+	if !s.quota.grow(size - m.size) {
+		return false
+	}
+	s.bytes += size - m.size
+	m.size = size
+	m.Props = props
+	return true
+}
+
+// Clear drops every message: the entity is deleted. Their bytes leave the
+// quota; the messages are left to the collector.
+func (s *Store) Clear() {
+	s.quota.used.Add(-s.bytes)
+	*s = Store{arena: newArena(), mask: s.mask, deadlines: newDeadlines(), quota: s.quota}
+	for i := range s.queues {
+		s.queues[i] = newStream()
+	}
+}

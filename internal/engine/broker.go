@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/minibus-go/minibus/internal/errs"
+)
+
+// Broker is the engine of one namespace: its entities, its clock and its
+// catch-up. Safe for concurrent use.
+type Broker struct {
+	clock clock.Clock
+	log   *slog.Logger
+	loc   *time.Location
+	// epoch is the clock's time at New; instants are measured from it
+	// (clockNow).
+	epoch      time.Time
+	epochNanos int64
+
+	life  lifecycle
+	sched scheduler
+	ids   atomic.Uint64
+
+	mu sync.Mutex
+	// entities holds the queues and topics by lower-case name: they share one
+	// name space (SEMANTICS V1). Deleted entities may linger until the next
+	// lookup removes them.
+	entities map[string]*Entity
+}
+
+// Options configure a Broker.
+type Options struct {
+	Clock  clock.Clock  // required
+	Logger *slog.Logger // required
+}
+
+// New returns a broker with no entities.
+func New(o Options) *Broker {
+	epoch := o.Clock.Now()
+	b := &Broker{
+		clock:      o.Clock,
+		log:        o.Logger,
+		loc:        epoch.Location(),
+		epoch:      epoch,
+		epochNanos: Instant(epoch),
+		entities:   make(map[string]*Entity),
+	}
+	b.sched.init()
+	return b
+}
+
+// Close closes the broker: blocked calls return ErrClosed, later calls
+// return ErrClosed, and when Close returns no goroutine of the broker is
+// left and no call changes its state any more. It reports whether this call
+// closed it.
+func (b *Broker) Close() bool {
+	if !b.life.close() {
+		return false
+	}
+	b.sched.stopTimer()
+	b.life.wg.Wait()
+	// Wake every blocked receive, which then sees the closed state; locking
+	// every entity is also a barrier: a call that passed its closed check
+	// under an entity's lock has left it before Close returns.
+	for _, e := range b.all() {
+		e.mu.Lock()
+		e.wakeAllLocked()
+		subs := e.subs
+		e.mu.Unlock()
+		for _, s := range subs {
+			s.mu.Lock()
+			s.wakeAllLocked()
+			s.mu.Unlock()
+		}
+	}
+	return true
+}
+
+func (b *Broker) all() []*Entity {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]*Entity, 0, len(b.entities))
+	for _, e := range b.entities {
+		out = append(out, e)
+	}
+	return out
+}
+
+var errClosed = errs.Errorf(errs.ErrClosed, "namespace", "")
+
+// begin starts a namespace-level call: it checks that the broker is open and
+// catches up (SEMANTICS T3).
+func (b *Broker) begin() (int64, error) {
+	if b.life.closed() {
+		return 0, errClosed
+	}
+	return b.now(), nil
+}
+
+// lookupLocked returns the live entity named name (any kind), removing a
+// deleted one from the map. Called with b.mu held.
+func (b *Broker) lookupLocked(name string) *Entity {
+	key := nameKey(name)
+	e := b.entities[key]
+	if e != nil && e.deleted.Load() {
+		delete(b.entities, key)
+		return nil
+	}
+	return e
+}
+
+// nameKey is the case-insensitive key of a name (SEMANTICS V1).
+func nameKey(name string) string { return strings.ToLower(name) }
+
+func describe(kind Kind, name string) string { return kind.String() + " " + strconv.Quote(name) }
+
+// Create adds a queue or topic whose name and configuration the caller has
+// checked. ErrAlreadyExists when a queue or topic has the name.
+func (b *Broker) Create(kind Kind, name string, c Config) (*Entity, error) {
+	now, err := b.begin()
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.life.closed() {
+		return nil, errClosed
+	}
+	if old := b.lookupLocked(name); old != nil {
+		return nil, errs.Errorf(errs.ErrAlreadyExists, describe(kind, name), "the name is taken by %s", old.describe())
+	}
+	e := newEntity(b, kind, name, nil, c, now)
+	b.entities[nameKey(name)] = e
+	b.log.Info("minibus: created", "entity", e.describe())
+	return e, nil
+}
+
+// Find returns the live queue or topic of kind named name, or ErrNotFound.
+func (b *Broker) Find(kind Kind, name string) (*Entity, error) {
+	if _, err := b.begin(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.lookupLocked(name)
+	if e == nil || e.kind != kind {
+		return nil, errs.Errorf(errs.ErrNotFound, describe(kind, name), "")
+	}
+	return e, nil
+}
+
+// Delete deletes the queue or topic of kind named name with everything in
+// it (SEMANTICS A5), or returns ErrNotFound.
+func (b *Broker) Delete(kind Kind, name string) error {
+	if _, err := b.begin(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.lookupLocked(name)
+	if e == nil || e.kind != kind {
+		return errs.Errorf(errs.ErrNotFound, describe(kind, name), "")
+	}
+	e.mu.Lock()
+	e.deleteLocked()
+	e.mu.Unlock()
+	delete(b.entities, nameKey(name))
+	b.log.Info("minibus: deleted", "entity", e.describe())
+	return nil
+}
+
+// Names returns the sorted names of the live entities of kind, as created;
+// nil when the broker is closed.
+func (b *Broker) Names(kind Kind) []string {
+	if _, err := b.begin(); err != nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for key, e := range b.entities {
+		if e.kind == kind && b.lookupLocked(key) != nil {
+			out = append(out, e.name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// lifecycle is the broker's open or closed state, and the goroutines it owns
+// (timer callbacks), so that Close can wait for them.
+type lifecycle struct {
+	// isClosed is set by Close, once: the one record that the broker is
+	// closed.
+	isClosed atomic.Bool
+	mu       sync.Mutex // orders close against enter
+	wg       sync.WaitGroup
+}
+
+func (l *lifecycle) closed() bool { return l.isClosed.Load() }
+
+// enter registers a goroutine of the broker's; false once closed.
+func (l *lifecycle) enter() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed() {
+		return false
+	}
+	l.wg.Add(1)
+	return true
+}
+
+func (l *lifecycle) exit() { l.wg.Done() }
+
+// close marks the broker closed and reports whether it was open.
+func (l *lifecycle) close() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.isClosed.CompareAndSwap(false, true)
+}

@@ -1,0 +1,41 @@
+// Package engine is the broker behind minibus's public API: entities and
+// their one mutex each, every transition of a message, fan-out from topics
+// to subscriptions, the catch-up that makes time exact, the one timer, and
+// blocked receivers. It has its own vocabulary (Entity, Config, Kind,
+// Status, Mode, Receiver, Settlement) and never imports the root package;
+// the root maps its public types onto these, checks what callers pass, and
+// copies messages in and out (SEMANTICS V4). Messages are store.Message
+// records in each entity's store.Store.
+//
+// # How a call flows
+//
+// Every call reads the clock and catches up (catchup.go): everything in the
+// namespace due at or before now happens first, in time order (SEMANTICS
+// T3). It then locks its entity, applies one or more transitions
+// (transitions.go) and unlocks; a receive returns pinned snapshots, which the
+// root copies into the caller's messages outside every lock and releases.
+//
+// # Lock order
+//
+// Broker.mu, then a topic's Entity.mu, then its subscriptions' mutexes in
+// their order (a queue's mutex stands alone), then the scheduler's locks:
+// sched.timerMu, then sched.mu, then the clock's own. The catch-up mutex
+// (sched.catchMu) is taken with no other lock held. A Receiver has no lock of its own: its fields are
+// guarded by its entity's mutex or are atomic. No lock is held while a
+// caller's code runs or while blocking on a channel.
+//
+// # Durability seam
+//
+// The durable state of a namespace is its entity definitions (Create,
+// Update, Delete), the messages accepted with their sequence numbers, and
+// their state changes: delivery counts, deferral, dead-lettering with a
+// reason, activation with a new number, and removal. Every one of those
+// changes is a method in transitions.go (and Create, Update and Delete), and
+// each takes what it needs as arguments, the instant included, reading no
+// clock. A write-ahead log plugs in there: each transition appends one record
+// while the entity's lock is held, so log order is state order, and a call
+// returns once its records are as durable as the log promises; recovery
+// replays the records through the same methods. Locks are not durable: at
+// recovery every lock has ended (SEMANTICS L6), and the catch-up then runs at
+// the clock's now, as after a jump of a mock clock.
+package engine

@@ -1,0 +1,431 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minibus-go/minibus/internal/errs"
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// Kind says what an entity is.
+type Kind uint8
+
+const (
+	KindQueue Kind = iota
+	KindTopic
+	KindSubscription
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindQueue:
+		return "queue"
+	case KindTopic:
+		return "topic"
+	}
+	return "subscription"
+}
+
+// Status says which operations an entity accepts (SEMANTICS V5). Its
+// values are those of the public EntityStatus.
+type Status int
+
+const (
+	StatusActive Status = iota
+	StatusDisabled
+	StatusSendDisabled
+	StatusReceiveDisabled
+)
+
+func (s Status) String() string {
+	switch s {
+	case StatusActive:
+		return "Active"
+	case StatusDisabled:
+		return "Disabled"
+	case StatusSendDisabled:
+		return "SendDisabled"
+	}
+	return "ReceiveDisabled"
+}
+
+func (s Status) canSend() bool    { return s == StatusActive || s == StatusReceiveDisabled }
+func (s Status) canReceive() bool { return s == StatusActive || s == StatusSendDisabled }
+
+// Config is an entity's settings in the units of its public properties,
+// checked and with defaults filled in by the caller. Zero durations mean
+// "none": no time to live, no idle deletion. A subscription's MaxSizeMB and
+// MaxMessageKB are its topic's.
+type Config struct {
+	LockDuration               time.Duration
+	MaxDeliveryCount           int32
+	TTL                        time.Duration // DefaultMessageTimeToLive
+	DeadLetterOnExpiry         bool
+	DeadLetterOnFilterError    bool
+	AutoDeleteOnIdle           time.Duration
+	RequiresSession            bool
+	RequiresDuplicateDetection bool
+	DuplicateWindow            time.Duration
+	ForwardTo                  string
+	ForwardDeadLetteredTo      string
+	MaxSizeMB                  int32
+	MaxMessageKB               int64
+	Status                     Status
+}
+
+// maxSize is the entity's quota in bytes (SEMANTICS V3).
+func (c *Config) maxSize() int64 { return int64(c.MaxSizeMB) << 20 }
+
+// maxMessageSize is the largest message in bytes (SEMANTICS V3).
+func (c *Config) maxMessageSize() int64 { return c.MaxMessageKB << 10 }
+
+// Entity is a queue, a topic or a subscription. One mutex guards its state
+// and its store; Broker documents the lock order.
+//
+// A queue and a subscription are receivable: they hold messages in their
+// store's main, dead-letter and transfer dead-letter queues. A queue and a
+// topic number the messages sent to them; a topic holds only its scheduled
+// messages (SEMANTICS S5) and copies the others to its subscriptions.
+type Entity struct {
+	b     *Broker
+	kind  Kind
+	id    uint64  // unique in the broker; orders equal deadlines
+	name  string  // as created (SEMANTICS V1)
+	topic *Entity // a subscription's topic
+
+	// schedDue is this entity's bound in the scheduler, or store.Never;
+	// written under b.sched.mu (catchup.go).
+	schedDue atomic.Int64
+	// lastActivity is the instant of the last activity (SEMANTICS A2). It is
+	// atomic because a subscription's activity is also its topic's.
+	lastActivity atomic.Int64
+	// watchers counts the receivers blocked on the entity (for a topic, on
+	// its subscriptions); inWatchSet says the scheduler knows it.
+	watchers   atomic.Int32
+	inWatchSet atomic.Bool
+	// deleted is set, under mu, when the entity is deleted: explicitly, on
+	// idle, or with its topic. It is atomic so that lookups need not lock.
+	deleted atomic.Bool
+
+	mu  sync.Mutex
+	cfg Config
+	// inCatchUp is set while the namespace catch-up processes the entity: it
+	// re-registers the entity when done, so register skips it meanwhile.
+	inCatchUp                  bool
+	created, updated, accessed int64
+	// seq is the last sequence number assigned (queues and topics, Q1).
+	seq int64
+	// lastActivation is the instant the last scheduled message activated:
+	// idle time counts from it too (SEMANTICS A2).
+	lastActivation int64
+	// localNext is a lower bound of the earliest deadline, idle included.
+	localNext int64
+	st        *store.Store
+	quota     *store.Quota // a subscription shares its topic's
+	waiters   [3]waitList  // blocked receives by queue
+	// subs are a topic's subscriptions, sorted by lower-case name. Deleted
+	// ones linger until the topic next locks them (lockSubsLocked). The
+	// slice is replaced, never changed in place.
+	subs []*Entity
+	// rules are a subscription's rules, sorted by name; replaced, never
+	// changed in place.
+	rules []*Rule
+}
+
+func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now int64) *Entity {
+	e := &Entity{
+		b:              b,
+		kind:           kind,
+		id:             b.ids.Add(1),
+		name:           name,
+		topic:          topic,
+		cfg:            c,
+		created:        now,
+		updated:        now,
+		accessed:       now,
+		lastActivation: store.Unset,
+		localNext:      store.Never,
+	}
+	if topic != nil {
+		e.quota = topic.quota
+	} else {
+		e.quota = store.NewQuota(c.maxSize())
+	}
+	e.st = store.New(e.quota)
+	e.schedDue.Store(store.Never)
+	e.lastActivity.Store(now)
+	e.rescheduleLocked()
+	return e
+}
+
+// Name returns the entity's name as created.
+func (e *Entity) Name() string { return e.name }
+
+// Kind returns what the entity is.
+func (e *Entity) Kind() Kind { return e.kind }
+
+// Topic returns a subscription's topic; nil for queues and topics.
+func (e *Entity) Topic() *Entity { return e.topic }
+
+// Path returns the entity's Service Bus path: "orders", or
+// "topic/Subscriptions/sub".
+func (e *Entity) Path() string {
+	if e.kind == KindSubscription {
+		return e.topic.name + "/Subscriptions/" + e.name
+	}
+	return e.name
+}
+
+// describe names the entity for error texts: queue "orders".
+func (e *Entity) describe() string { return describe(e.kind, e.Path()) }
+
+// Describe names one of the entity's queues for error texts: queue
+// "orders", or queue "orders/$DeadLetterQueue". It reads only what never
+// changes, so it needs no lock.
+func (e *Entity) Describe(q store.Queue) string {
+	switch q {
+	case store.DeadLetterQueue:
+		return describe(e.kind, e.Path()+"/$DeadLetterQueue")
+	case store.TransferQueue:
+		return describe(e.kind, e.Path()+"/$Transfer/$DeadLetterQueue")
+	}
+	return e.describe()
+}
+
+// begin starts an operation: it checks ctx and the broker and catches up,
+// returning now (SEMANTICS T3).
+func (e *Entity) begin(ctx context.Context) (int64, error) {
+	if ctx == nil {
+		return 0, errs.Errorf(errs.ErrInvalidArgument, e.describe(), "nil context")
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return e.b.begin()
+}
+
+// enter locks e, processes what is due at now, and checks that e still
+// exists. On error, e is unlocked again.
+func (e *Entity) enter(now int64) error {
+	e.mu.Lock()
+	if e.b.life.closed() {
+		e.mu.Unlock()
+		return errClosed
+	}
+	if now >= e.localNext {
+		e.advanceLocked(now, false)
+	}
+	if e.deleted.Load() {
+		e.mu.Unlock()
+		return e.errNotFound()
+	}
+	return nil
+}
+
+// lock starts a call that takes no context: it catches up and locks e,
+// returning now; on error e is not locked.
+func (e *Entity) lock() (int64, error) {
+	now, err := e.b.begin()
+	if err != nil {
+		return 0, err
+	}
+	return now, e.enter(now)
+}
+
+func (e *Entity) errNotFound() error { return errs.Errorf(errs.ErrNotFound, e.describe(), "") }
+
+// Config returns the entity's configuration.
+func (e *Entity) Config() Config {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg
+}
+
+// Update replaces the entity's configuration, keeping its messages and
+// locks: a new LockDuration or TTL applies to later locks and messages. An
+// update is activity (SEMANTICS A2); receivers blocked on the entity wake to
+// see a new status. A topic's new size limits apply to its subscriptions.
+func (e *Entity) Update(c Config) error {
+	now, err := e.lock()
+	if err != nil {
+		return err
+	}
+	defer e.mu.Unlock()
+	if e.kind == KindSubscription {
+		c.MaxSizeMB, c.MaxMessageKB = e.cfg.MaxSizeMB, e.cfg.MaxMessageKB
+	} else {
+		e.quota.SetLimit(c.maxSize())
+	}
+	e.cfg = c
+	e.updated = now
+	e.touchLocked(now)
+	e.wakeAllLocked()
+	if e.kind == KindTopic {
+		subs := e.lockSubsLocked(now)
+		for _, s := range subs {
+			s.cfg.MaxSizeMB, s.cfg.MaxMessageKB = c.MaxSizeMB, c.MaxMessageKB
+		}
+		unlockAll(subs)
+	}
+	e.rescheduleLocked()
+	e.b.log.Info("minibus: updated", "entity", e.describe())
+	return nil
+}
+
+// Counts are an entity's message counts and times (SEMANTICS L13).
+type Counts struct {
+	// Active counts available, locked and deferred messages.
+	Active, Scheduled, DeadLetter, TransferDeadLetter int64
+	// Size is SizeInBytes: a queue's messages; a topic's scheduled messages
+	// and its subscriptions' messages.
+	Size                       int64
+	Subscriptions              int
+	Created, Updated, Accessed time.Time
+}
+
+// Counts returns the entity's counts as of now (SEMANTICS T3).
+func (e *Entity) Counts() (Counts, error) {
+	now, err := e.lock()
+	if err != nil {
+		return Counts{}, err
+	}
+	defer e.mu.Unlock()
+	st := e.st
+	c := Counts{
+		Active:             st.Count(store.Main, store.Available) + st.Count(store.Main, store.Locked) + st.Count(store.Main, store.Deferred),
+		Scheduled:          st.Count(store.Main, store.Scheduled),
+		DeadLetter:         st.Len(store.DeadLetterQueue),
+		TransferDeadLetter: st.Len(store.TransferQueue),
+		Size:               st.Bytes(),
+		Created:            e.b.Time(e.created),
+		Updated:            e.b.Time(e.updated),
+		Accessed:           e.b.Time(e.accessed),
+	}
+	if e.kind == KindTopic {
+		subs := e.lockSubsLocked(now)
+		c.Subscriptions = len(subs)
+		c.Size = e.quota.Used()
+		unlockAll(subs)
+	}
+	return c, nil
+}
+
+// touchLocked records an activity at now (SEMANTICS A2); for a subscription
+// it is its topic's activity too.
+func (e *Entity) touchLocked(now int64) {
+	touch(&e.lastActivity, now)
+	if e.topic != nil {
+		touch(&e.topic.lastActivity, now)
+	}
+}
+
+func touch(a *atomic.Int64, now int64) {
+	for {
+		old := a.Load()
+		if old >= now || a.CompareAndSwap(old, now) {
+			return
+		}
+	}
+}
+
+// idleDueLocked is the instant e is deleted for idleness (SEMANTICS A3), or
+// store.Never. A queue or topic with pending scheduled messages is never
+// idle (A2); its idle time counts from its last scheduled activation too.
+func (e *Entity) idleDueLocked() int64 {
+	if e.cfg.AutoDeleteOnIdle == 0 || e.deleted.Load() {
+		return store.Never
+	}
+	if e.kind != KindSubscription && e.st.Count(store.Main, store.Scheduled) > 0 {
+		return store.Never
+	}
+	last := max(e.lastActivity.Load(), e.lastActivation)
+	return after(last, int64(e.cfg.AutoDeleteOnIdle))
+}
+
+// nextDueLocked is e's earliest pending event, or store.Never.
+func (e *Entity) nextDueLocked() int64 {
+	if e.deleted.Load() {
+		return store.Never
+	}
+	return min(e.st.Next().At, e.idleDueLocked())
+}
+
+// rescheduleLocked refreshes localNext and the scheduler's bound after e's
+// deadlines or idle settings changed.
+func (e *Entity) rescheduleLocked() {
+	e.localNext = e.nextDueLocked()
+	if e.localNext != store.Never {
+		e.b.register(e, e.localNext)
+	}
+}
+
+// noteDueLocked makes sure e is caught up at due: a new deadline.
+func (e *Entity) noteDueLocked(due int64) {
+	if due < e.localNext {
+		e.localNext = due
+	}
+	e.b.register(e, due)
+}
+
+// rescheduleIdleLocked moves the idle deadline after an activity. The
+// scheduler's bound is a lower bound, so a later idle deadline needs no
+// registration; only a first one does (an entity with nothing else due).
+func (e *Entity) rescheduleIdleLocked() {
+	if e.cfg.AutoDeleteOnIdle != 0 && e.localNext == store.Never {
+		e.rescheduleLocked()
+	}
+}
+
+// advanceLocked processes e's deadlines due at or before now in (instant,
+// key) order, and deletes e at its idle deadline (SEMANTICS T3, A3). With
+// global set it stops at the namespace's next deadline elsewhere, so that
+// events across entities happen in time order.
+func (e *Entity) advanceLocked(now int64, global bool) {
+	for !e.deleted.Load() {
+		d := e.st.Next()
+		idle := e.idleDueLocked()
+		at := min(d.At, idle)
+		if at > now || (global && at > e.b.sched.next.Load()) {
+			break
+		}
+		if d.At == at {
+			e.deadlineLocked(d)
+		} else {
+			e.b.log.Info("minibus: deleted on idle", "entity", e.describe())
+			e.deleteLocked()
+		}
+	}
+	e.rescheduleLocked()
+}
+
+// deleteLocked deletes e and everything in it: explicitly, on idle, or with
+// its topic (SEMANTICS A3, A5). Blocked receivers wake and return
+// ErrNotFound.
+func (e *Entity) deleteLocked() {
+	if e.deleted.Load() {
+		return
+	}
+	e.deleted.Store(true)
+	e.wakeAllLocked()
+	for _, s := range e.subs {
+		s.mu.Lock()
+		s.deleteLocked()
+		s.mu.Unlock()
+	}
+	e.subs = nil
+	e.st.Clear()
+}
+
+// Broker returns the broker the entity belongs to.
+func (e *Entity) Broker() *Broker { return e.b }
+
+// wakeAllLocked wakes every receive blocked on e, to see a change of state:
+// deletion, a new status, a closed broker.
+func (e *Entity) wakeAllLocked() {
+	for i := range e.waiters {
+		e.waiters[i].wakeAll()
+	}
+}

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/minibus-go/minibus/internal/sqlfilter"
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// copyPlan is one copy of a topic message bound for a subscription.
+type copyPlan struct {
+	sub  *Entity
+	m    *store.Message
+	key  store.Key
+	dlq  bool   // a filter failed: to the dead-letter queue (SEMANTICS R5)
+	desc string // the failure, for DeadLetterErrorDescription
+}
+
+// isScheduled reports whether m, sent at now, waits for a later time (S1).
+func isScheduled(m *store.Message, now int64) bool {
+	return m.Scheduled != store.Unset && m.Scheduled > now
+}
+
+// publishLocked accepts a batch sent to the topic, all or none: it numbers
+// the messages (SEMANTICS Q1), schedules the future ones (S5) and plans
+// every subscription's copies of the others, checks the topic's quota
+// against the plan (V3), then applies it. A scheduled message counts as
+// the copies its subscriptions' rules would make now, or as itself when
+// that is more: it waits in the topic until it activates.
+func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64) error {
+	subs := t.lockSubsLocked(now)
+	defer unlockAll(subs)
+	var plan []copyPlan
+	var total int64
+	for i, m := range recs {
+		k := store.Key{Seq: t.seq + int64(i) + 1}
+		start := len(plan)
+		plan = t.planLocked(plan, subs, m, k, now)
+		var copies int64
+		for _, c := range plan[start:] {
+			copies += c.m.Size()
+		}
+		if isScheduled(m, now) {
+			copies = max(copies, m.Size())
+			plan = plan[:start]
+		}
+		total += copies
+	}
+	if !t.quota.Fits(total) {
+		return errQuota(t, total, "messages and copies")
+	}
+	for i, m := range recs {
+		t.seq++
+		if seqs != nil {
+			seqs[i] = t.seq
+		}
+		if isScheduled(m, now) {
+			t.scheduleLocked(m, store.Key{Seq: t.seq})
+		}
+	}
+	t.applyLocked(plan, now)
+	return nil
+}
+
+// fanOutLocked copies m, activating under key k at instant at, to the
+// subscriptions (SEMANTICS S5). Its quota was checked when it was scheduled.
+func (t *Entity) fanOutLocked(m *store.Message, k store.Key, at int64) {
+	subs := t.lockSubsLocked(at)
+	t.applyLocked(t.planLocked(nil, subs, m, k, at), at)
+	unlockAll(subs)
+}
+
+// planLocked appends to plan the copies of m, under key k, that each
+// subscription's rules make at instant at (SEMANTICS R1, R2, R5). The
+// subscriptions' locks are held.
+func (t *Entity) planLocked(plan []copyPlan, subs []*Entity, m *store.Message, k store.Key, at int64) []copyPlan {
+	view := filterView(m, k, at, effectiveTTL(m.TTL, t.ttlCapLocked()), t.b)
+	for _, s := range subs {
+		if !s.cfg.Status.canSend() {
+			continue // a disabled subscription gets no copies
+		}
+		plan = s.matchLocked(plan, m, k, &view)
+	}
+	return plan
+}
+
+// applyLocked enqueues planned copies at instant at, capped by the topic's
+// time to live and the subscription's (SEMANTICS E1). The topic's and the
+// subscriptions' locks are held.
+func (t *Entity) applyLocked(plan []copyPlan, at int64) {
+	for _, c := range plan {
+		s := c.sub
+		ttlCap := capTTL(s.ttlCapLocked(), t.ttlCapLocked())
+		q := store.Main
+		if c.dlq {
+			c.m.DL = &store.DeadLetter{Reason: ReasonFilterEvaluation, Description: c.desc}
+			q = store.DeadLetterQueue
+		}
+		s.enqueueLocked(c.m, c.key, q, at, ttlCap)
+	}
+}
+
+// matchLocked appends the copies of m that s's rules make (SEMANTICS R1,
+// R2): one for all matching rules without an action together, one per
+// matching rule with an action, changed by it. A rule that fails to
+// evaluate does not match; with DeadLetteringOnFilterEvaluationExceptions
+// the message also goes, once, to the dead-letter queue (R5). The copies
+// share the body, which is never changed.
+func (s *Entity) matchLocked(plan []copyPlan, m *store.Message, k store.Key, view *sqlfilter.Message) []copyPlan {
+	plain := false
+	var actions []*store.Message
+	var failure error
+	for _, r := range s.rules {
+		ok, err := r.Match(view)
+		if err == nil && ok && r.Action != nil {
+			v := *view
+			v.Properties = maps.Clone(view.Properties)
+			if err = r.Action.Apply(&v); err == nil {
+				actions = append(actions, applyView(m, view, &v))
+			}
+		}
+		if err != nil {
+			if failure == nil {
+				failure = fmt.Errorf("rule %q: %w", r.Name, err)
+			}
+			continue
+		}
+		if ok && r.Action == nil {
+			plain = true
+		}
+	}
+	add := func(c *store.Message, dlq bool, desc string) {
+		plan = append(plan, copyPlan{sub: s, m: c, key: store.Key{Seq: k.Seq, Copy: k.Copy}, dlq: dlq, desc: desc})
+		k.Copy++
+	}
+	if plain {
+		add(m.Copy(), false, "")
+	}
+	for _, c := range actions {
+		add(c, false, "")
+	}
+	if failure != nil && s.cfg.DeadLetterOnFilterError {
+		add(m.Copy(), true, failure.Error())
+	}
+	return plan
+}
+
+// filterView is the view filters and actions read of m, fanned out under
+// key k at instant at; ttl is its effective time to live at the topic
+// (0: none).
+func filterView(m *store.Message, k store.Key, at, ttl int64, b *Broker) sqlfilter.Message {
+	v := sqlfilter.Message{
+		MessageID:               m.ID(),
+		SessionID:               m.SessionID,
+		SequenceNumber:          k.Seq,
+		EnqueuedSequenceNumber:  m.EnqueuedSeq,
+		DeliveryCount:           int64(m.Deliveries),
+		Size:                    m.Size(),
+		EnqueuedTimeUtc:         b.Time(at),
+		ExpiresAtUtc:            b.Time(expiry(at, ttl)),
+		ScheduledEnqueueTimeUtc: b.Time(m.Scheduled),
+		Properties:              m.Props,
+	}
+	v.TimeToLive = time.Duration(ttl)
+	if h := m.Headers; h != nil {
+		v.Headers = sqlfilter.Headers(*h)
+	}
+	return v
+}
+
+// applyView returns a copy of m changed as an action changed its view from
+// orig to v.
+func applyView(m *store.Message, orig, v *sqlfilter.Message) *store.Message {
+	c := m.Copy()
+	if v.MessageID != orig.MessageID {
+		c.MessageID, c.IDSeed = v.MessageID, 0
+	}
+	c.SessionID = v.SessionID
+	c.Props = v.Properties
+	if len(c.Props) == 0 {
+		c.Props = nil
+	}
+	c.Headers = nil
+	if h := store.Headers(v.Headers); h != (store.Headers{}) {
+		c.Headers = &h
+	}
+	return c
+}

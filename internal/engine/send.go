@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/minibus-go/minibus/internal/errs"
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// Send enqueues or schedules recs, the caller's checked copies of the
+// messages of one call, all or none (SEMANTICS V3): at is the time
+// ScheduleMessages gives, or store.Unset to use each message's own
+// ScheduledEnqueueTime. It returns their sequence numbers when seqs is set.
+func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs bool) ([]int64, error) {
+	if at != store.Unset {
+		for _, m := range recs {
+			m.Scheduled = at
+		}
+	}
+	now, err := e.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.enter(now); err != nil {
+		return nil, err
+	}
+	defer e.mu.Unlock()
+	if err := e.checkSendLocked(recs); err != nil {
+		return nil, err
+	}
+	var out []int64
+	if seqs {
+		out = make([]int64, len(recs))
+	}
+	if e.kind == KindTopic {
+		err = e.publishLocked(recs, now, out)
+	} else {
+		err = e.acceptAllLocked(recs, now, out)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.touchLocked(now)
+	e.accessed = now
+	e.rescheduleIdleLocked()
+	return out, nil
+}
+
+// checkSendLocked checks status and message sizes for a batch (SEMANTICS
+// V3, V5).
+func (e *Entity) checkSendLocked(recs []*store.Message) error {
+	if !e.cfg.Status.canSend() {
+		return errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses sends", e.cfg.Status)
+	}
+	for i, m := range recs {
+		if size := m.Size(); size > e.cfg.maxMessageSize() {
+			return errTooLarge(e, "message "+strconv.Itoa(i), size, m.MessageID == "")
+		}
+	}
+	return nil
+}
+
+// acceptAllLocked accepts a batch sent to a queue within its quota.
+func (e *Entity) acceptAllLocked(recs []*store.Message, now int64, seqs []int64) error {
+	var total int64
+	for _, m := range recs {
+		total += m.Size()
+	}
+	if !e.quota.Fits(total) {
+		return errQuota(e, total, "")
+	}
+	for i, m := range recs {
+		seq := e.acceptLocked(m, now)
+		if seqs != nil {
+			seqs[i] = seq
+		}
+	}
+	return nil
+}
+
+// errTooLarge is the error for a message of size bytes; madeID says that
+// the broker made its MessageID, which counts (SEMANTICS V3, DD2).
+func errTooLarge(e *Entity, what string, size int64, madeID bool) error {
+	made := ""
+	if madeID {
+		made = " (counting the 32-character MessageID the broker made for it)"
+	}
+	return errs.Errorf(errs.ErrMessageTooLarge, e.describe(), "%s is %d bytes%s, more than MaxMessageSizeInKilobytes (%d bytes)",
+		what, size, made, e.cfg.maxMessageSize())
+}
+
+// errQuota is the error for adding n bytes (of what) to the entity's quota.
+func errQuota(e *Entity, n int64, what string) error {
+	if what != "" {
+		what = " of " + what
+	}
+	return errs.Errorf(errs.ErrQuotaExceeded, e.describe(), "size %d bytes plus %d bytes%s would pass MaxSizeInMegabytes (%d bytes)",
+		e.quota.Used(), n, what, e.quota.Limit())
+}
+
+// Cancel deletes pending scheduled messages, all or none (SEMANTICS S3): a
+// number that is not one is ErrMessageNotFound. The caller has checked the
+// numbers.
+func (e *Entity) Cancel(ctx context.Context, seqs []int64) error {
+	now, err := e.begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := e.enter(now); err != nil {
+		return err
+	}
+	defer e.mu.Unlock()
+	if !e.cfg.Status.canSend() {
+		return errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses sends", e.cfg.Status)
+	}
+	found := make([]*store.Message, len(seqs))
+	for i, seq := range seqs {
+		m := e.st.Get(store.Main, store.Key{Seq: seq})
+		if m == nil || m.State() != store.Scheduled {
+			return errs.Errorf(errs.ErrMessageNotFound, e.describe(), "sequence number %d is not a pending scheduled message", seq)
+		}
+		found[i] = m
+	}
+	for _, m := range found {
+		e.cancelLocked(m)
+	}
+	e.touchLocked(now)
+	e.rescheduleLocked() // the idle deadline may return (SEMANTICS A2)
+	return nil
+}

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/minibus-go/minibus/internal/errs"
+)
+
+// Op is a settlement.
+type Op uint8
+
+const (
+	Complete Op = iota
+	Abandon
+	DeadLetter
+	Defer
+	Renew
+)
+
+// Settlement is what to do to a locked message.
+type Settlement struct {
+	Op    Op
+	Token [16]byte
+	// Seq is the message's sequence number as the caller knows it (0: not
+	// known), for error texts.
+	Seq int64
+	// Props is a validated copy of PropertiesToModify, for Abandon, Defer and
+	// DeadLetter.
+	Props               map[string]any
+	Reason, Description string
+}
+
+// Settle applies s to the message of the receiver's queue locked under
+// s.Token (SEMANTICS L3, L5, L10). A lock that has ended, a message settled
+// already or an unknown token is ErrLockLost (L4); PropertiesToModify that
+// would pass the entity's limits are refused (V3). On error nothing
+// changed. For Renew it returns the lock's new end.
+func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64, err error) {
+	now, err := r.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	e := r.e
+	defer e.mu.Unlock()
+	m := e.st.Locked(s.Token)
+	if m == nil || m.Queue() != r.q || now >= m.LockedUntil() {
+		return 0, errs.Errorf(errs.ErrLockLost, e.Describe(r.q), "%s", lockName(s))
+	}
+	if len(s.Props) > 0 {
+		if err := e.modifyLocked(m, s.Props); err != nil {
+			return 0, err
+		}
+	}
+	switch s.Op {
+	case Complete:
+		e.completeLocked(m)
+	case Abandon:
+		e.lockEndedLocked(m, now)
+	case DeadLetter:
+		e.deadLetterLocked(m, s.Reason, s.Description)
+	case Defer:
+		e.deferLocked(m)
+	case Renew:
+		return e.renewLocked(m, now), nil // a renewal is not activity (SEMANTICS A2)
+	}
+	e.touchLocked(now)
+	return 0, nil
+}
+
+// lockName names the lock in a lock-lost error: by the message's sequence
+// number when the caller knows it, and by the whole token, which is new at
+// every delivery.
+func lockName(s Settlement) string {
+	if s.Seq != 0 {
+		return fmt.Sprintf("message %d, lock token %x", s.Seq, s.Token)
+	}
+	return fmt.Sprintf("lock token %x", s.Token)
+}

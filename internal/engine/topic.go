@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/minibus-go/minibus/internal/errs"
+	"github.com/minibus-go/minibus/internal/sqlfilter"
+)
+
+// Rule is a subscription's compiled rule (SEMANTICS R1, R2): immutable once
+// made.
+type Rule struct {
+	Name string
+	// Match reports whether the filter selects a message; an error is a
+	// failed evaluation (R5).
+	Match func(*sqlfilter.Message) (bool, error)
+	// Action changes the subscription's copy; nil for none.
+	Action *sqlfilter.Action
+	// Spec is the rule as the caller described it, for the caller to read
+	// back; the engine does not look at it.
+	Spec any
+}
+
+// lockSubsLocked locks the topic's live subscriptions in order, each brought
+// to now, and drops deleted ones from the topic. Called with the topic's
+// lock held; the caller unlocks them with unlockAll.
+func (t *Entity) lockSubsLocked(now int64) []*Entity {
+	pruned := false
+	for _, s := range t.subs {
+		s.mu.Lock()
+		if now >= s.localNext {
+			s.advanceLocked(now, false)
+		}
+		pruned = pruned || s.deleted.Load()
+	}
+	if pruned {
+		live := make([]*Entity, 0, len(t.subs))
+		for _, s := range t.subs {
+			if s.deleted.Load() {
+				s.mu.Unlock()
+			} else {
+				live = append(live, s)
+			}
+		}
+		t.subs = live
+	}
+	return t.subs
+}
+
+func unlockAll(es []*Entity) {
+	for _, e := range es {
+		e.mu.Unlock()
+	}
+}
+
+// liveSubs returns the topic's live subscriptions as of now, unlocked.
+func (t *Entity) liveSubs() ([]*Entity, int64, error) {
+	now, err := t.lock()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer t.mu.Unlock()
+	subs := t.lockSubsLocked(now)
+	unlockAll(subs)
+	return subs, now, nil
+}
+
+func (t *Entity) describeSub(name string) string {
+	return describe(KindSubscription, t.name+"/Subscriptions/"+name)
+}
+
+// CreateSubscription adds a subscription with rules to the topic; the
+// caller has checked its name and configuration. ErrAlreadyExists when the
+// topic has one of that name (case-insensitive, SEMANTICS V1).
+func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (*Entity, error) {
+	now, err := t.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer t.mu.Unlock()
+	unlockAll(t.lockSubsLocked(now))
+	key := nameKey(name)
+	i, found := slices.BinarySearchFunc(t.subs, key, func(s *Entity, k string) int { return strings.Compare(nameKey(s.name), k) })
+	if found {
+		return nil, errs.Errorf(errs.ErrAlreadyExists, t.subs[i].describe(), "")
+	}
+	c.MaxSizeMB, c.MaxMessageKB = t.cfg.MaxSizeMB, t.cfg.MaxMessageKB
+	s := newEntity(t.b, KindSubscription, name, t, c, now)
+	s.rules = rules
+	t.subs = slices.Insert(slices.Clone(t.subs), i, s)
+	t.touchLocked(now)
+	t.b.log.Info("minibus: created", "entity", s.describe())
+	return s, nil
+}
+
+// Subscription returns the topic's live subscription named name
+// (case-insensitive), or ErrNotFound.
+func (t *Entity) Subscription(name string) (*Entity, error) {
+	subs, _, err := t.liveSubs()
+	if err != nil {
+		return nil, err
+	}
+	key := nameKey(name)
+	for _, s := range subs {
+		if nameKey(s.name) == key {
+			return s, nil
+		}
+	}
+	return nil, errs.Errorf(errs.ErrNotFound, t.describeSub(name), "")
+}
+
+// DeleteSubscription deletes the named subscription and its messages.
+func (t *Entity) DeleteSubscription(name string) error {
+	s, err := t.Subscription(name)
+	if err != nil {
+		return err
+	}
+	if _, err := t.lock(); err != nil {
+		return err
+	}
+	defer t.mu.Unlock()
+	s.mu.Lock()
+	s.deleteLocked()
+	s.mu.Unlock()
+	t.subs = slices.DeleteFunc(slices.Clone(t.subs), func(x *Entity) bool { return x == s })
+	t.b.log.Info("minibus: deleted", "entity", s.describe())
+	return nil
+}
+
+// SubscriptionNames returns the names of the topic's subscriptions, sorted,
+// as created.
+func (t *Entity) SubscriptionNames() ([]string, error) {
+	subs, _, err := t.liveSubs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(subs))
+	for i, s := range subs {
+		out[i] = s.name
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// CreateRule adds a rule to the subscription. ErrAlreadyExists for a name
+// it has, in any case (SEMANTICS V1). A rule change is activity (A2).
+func (s *Entity) CreateRule(r *Rule) error {
+	now, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	i, found := findRule(s.rules, r.Name)
+	if found {
+		return errs.Errorf(errs.ErrAlreadyExists, s.describe(), "rule %q", s.rules[i].Name)
+	}
+	s.rules = slices.Insert(slices.Clone(s.rules), i, r)
+	s.updated = now
+	s.touchLocked(now)
+	return nil
+}
+
+// DeleteRule removes the named rule (case-insensitive), or returns
+// ErrNotFound.
+func (s *Entity) DeleteRule(name string) error {
+	now, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	i, found := findRule(s.rules, name)
+	if !found {
+		return errs.Errorf(errs.ErrNotFound, s.describe(), "rule %q", name)
+	}
+	s.rules = slices.Delete(slices.Clone(s.rules), i, i+1)
+	s.updated = now
+	s.touchLocked(now)
+	return nil
+}
+
+// Rules returns the subscription's rules, sorted by name as created.
+func (s *Entity) Rules() ([]*Rule, error) {
+	if _, err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	return s.rules, nil
+}
+
+// findRule finds a rule by name, case-insensitively (SEMANTICS V1): its
+// index, or, when there is none, where a rule of that name goes in rules,
+// which are sorted by name as created.
+func findRule(rules []*Rule, name string) (int, bool) {
+	if i := slices.IndexFunc(rules, func(r *Rule) bool { return strings.EqualFold(r.Name, name) }); i >= 0 {
+		return i, true
+	}
+	i, _ := slices.BinarySearchFunc(rules, name, func(r *Rule, n string) int { return strings.Compare(r.Name, n) })
+	return i, false
+}

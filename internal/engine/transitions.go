@@ -1,0 +1,290 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"strconv"
+
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// The life of a message, every transition in one place (SEMANTICS Q, E, L,
+// S, D):
+//
+//	send ─┬─ accept ──────────────────────▶ Available ◀─── lock ends (L6) ──┐
+//	      └─ schedule ─▶ Scheduled ─ activate (S4) ─┘   │                    │
+//	                        └─ cancel (S3) ─▶ gone      ├─ take (L1) ─▶ Locked
+//	                                                    ├─ remove (L7) ─▶ gone
+//	                                                    └─ expire (E5) ─▶ dead-letter queue, or gone
+//	Locked ─┬─ complete (L3) ─▶ gone
+//	        ├─ abandon (L3) ─▶ lock ends (L6)
+//	        ├─ defer (L3) ─▶ Deferred ─ fetch (L9) ─▶ Locked
+//	        ├─ dead-letter (D2) ─▶ dead-letter queue (Available there)
+//	        └─ renew (L5) ─▶ Locked
+//
+// Each transition is a method called with the entity's mutex held. It takes
+// the instant it happens at as an argument and reads no clock: given the
+// same arguments it makes the same change. That makes these methods the
+// seam for a write-ahead log (see the package documentation).
+
+// Dead-letter reasons and descriptions the broker sets (SEMANTICS L6, E5,
+// R5).
+const (
+	ReasonMaxDelivery        = "MaxDeliveryCountExceeded"
+	ReasonTTLExpired         = "TTLExpiredException"
+	DescriptionTTLExpired    = "The message expired and was dead lettered."
+	ReasonFilterEvaluation   = "FilterEvaluationException"
+	maxDeliveryDescriptionAt = "Message could not be consumed after "
+)
+
+func maxDeliveryDescription(n int32) string {
+	return maxDeliveryDescriptionAt + strconv.FormatInt(int64(n), 10) + " delivery attempts."
+}
+
+// effectiveTTL is a message's time to live (SEMANTICS E1): the smaller of
+// the one it was sent with and ttlCap, the entity's DefaultMessageTimeToLive
+// (for a subscription, also its topic's); 0 stands for "not set" in both,
+// and in the result for "never expires".
+func effectiveTTL(sent, ttlCap int64) int64 {
+	if sent > 0 && (ttlCap == 0 || sent < ttlCap) {
+		return sent
+	}
+	return ttlCap
+}
+
+// capTTL is the smaller of two caps on time to live, 0 standing for none.
+func capTTL(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// expiry is ExpiresAt for a message enqueued at instant at with the
+// effective time to live ttl (SEMANTICS E2): store.Never for none; a finite
+// TTL gives a finite instant, however large.
+func expiry(at, ttl int64) int64 {
+	if ttl == 0 {
+		return store.Never
+	}
+	return after(at, ttl)
+}
+
+// ttlCapLocked is the entity's cap on time to live, 0 for none.
+func (e *Entity) ttlCapLocked() int64 { return int64(e.cfg.TTL) }
+
+// stamp sets what enqueueing m at instant at with this ttlCap makes of it:
+// EnqueuedTime (Q3), its effective TTL (E1) and ExpiresAt (E2).
+func stamp(m *store.Message, at, ttlCap int64) {
+	m.TTL = effectiveTTL(m.TTL, ttlCap)
+	m.Enqueued = at
+	m.Expires = expiry(at, m.TTL)
+}
+
+// acceptLocked numbers m, sent to a queue at now (SEMANTICS Q1), and either
+// schedules it (S1) or enqueues it. It returns its sequence number.
+func (e *Entity) acceptLocked(m *store.Message, now int64) int64 {
+	e.seq++
+	k := store.Key{Seq: e.seq}
+	if m.Scheduled != store.Unset && m.Scheduled > now {
+		e.scheduleLocked(m, k)
+	} else {
+		e.enqueueLocked(m, k, store.Main, now, e.ttlCapLocked())
+	}
+	return e.seq
+}
+
+// enqueueLocked makes m available in queue q under key k at instant at
+// (SEMANTICS Q3, E1, E2) and wakes one receiver. Only the main queue's
+// messages expire (E6).
+func (e *Entity) enqueueLocked(m *store.Message, k store.Key, q store.Queue, at, ttlCap int64) {
+	stamp(m, at, ttlCap)
+	due := store.Never
+	if q == store.Main {
+		due = m.Expires
+	}
+	e.st.Put(m, k, q, store.Available, due)
+	if due != store.Never {
+		e.noteDueLocked(due)
+	}
+	e.waiters[q].wake(1)
+}
+
+// scheduleLocked stores m as Scheduled under key k until m.Scheduled
+// (SEMANTICS S1, S2). Its EnqueuedTime reads as it will be at activation
+// (Q3); it keeps the TTL it was sent with until then.
+func (e *Entity) scheduleLocked(m *store.Message, k store.Key) {
+	m.Enqueued = m.Scheduled
+	e.st.Put(m, k, store.Main, store.Scheduled, m.Scheduled)
+	e.noteDueLocked(m.Scheduled)
+}
+
+// activateLocked enqueues the scheduled message m at its time at (SEMANTICS
+// S4): it gets a new sequence number (Q1), EnqueuedTime = at and ExpiresAt
+// counted from at. A topic copies it to its subscriptions then (S5).
+func (e *Entity) activateLocked(m *store.Message, at int64) {
+	e.lastActivation = at
+	e.seq++
+	k := store.Key{Seq: e.seq}
+	if e.kind == KindTopic {
+		e.fanOutLocked(m, k, at)
+		e.st.Remove(m)
+		return
+	}
+	stamp(m, at, e.ttlCapLocked())
+	e.st.Rekey(m, k, store.Available, m.Expires)
+	if m.Expires != store.Never {
+		e.noteDueLocked(m.Expires)
+	}
+	e.waiters[store.Main].wake(1)
+}
+
+// cancelLocked deletes the scheduled message m (SEMANTICS S3).
+func (e *Entity) cancelLocked(m *store.Message) { e.st.Remove(m) }
+
+// takeLocked takes up to max available messages of queue q at now, in
+// sequence order, and appends their snapshots to snaps: locked until now +
+// LockDuration in peek-lock mode (SEMANTICS L1, L2), removed in
+// receive-and-delete mode (L7). Each is a delivery.
+func (e *Entity) takeLocked(q store.Queue, max int, mode Mode, now int64, snaps []store.Snapshot) []store.Snapshot {
+	n := min(max, e.st.Available(q))
+	if mode == PeekLock {
+		until := after(now, int64(e.cfg.LockDuration))
+		for range n {
+			m := e.st.LockFirst(q, until)
+			m.Deliveries++
+			snaps = append(snaps, m.Snapshot(store.Available, false))
+		}
+		if n > 0 {
+			e.noteDueLocked(until)
+		}
+		return snaps
+	}
+	for range n {
+		m := e.st.RemoveFirst(q)
+		m.Deliveries++
+		snaps = append(snaps, m.Snapshot(store.Available, true))
+	}
+	return snaps
+}
+
+// fetchDeferredLocked delivers the deferred message m at now (SEMANTICS
+// L9): locked, and marked to return to Deferred when its lock ends (L6), in
+// peek-lock mode; removed in receive-and-delete mode.
+func (e *Entity) fetchDeferredLocked(m *store.Message, mode Mode, now int64) store.Snapshot {
+	m.Deliveries++
+	if mode == ReceiveAndDelete {
+		s := m.Snapshot(store.Deferred, true)
+		e.st.Remove(m)
+		return s
+	}
+	until := after(now, int64(e.cfg.LockDuration))
+	e.st.Lock(m, until)
+	m.FromDeferral = true
+	e.noteDueLocked(until)
+	return m.Snapshot(store.Deferred, false)
+}
+
+// renewLocked extends m's lock to now + LockDuration (SEMANTICS L5) and
+// returns its new end.
+func (e *Entity) renewLocked(m *store.Message, now int64) int64 {
+	until := after(now, int64(e.cfg.LockDuration))
+	e.st.Renew(m, until)
+	e.noteDueLocked(until)
+	return until
+}
+
+// lockEndedLocked applies SEMANTICS L6 to m, whose lock ended unsettled at
+// instant at (an abandon, or the lock's expiry): dead-letter it after
+// MaxDeliveryCount deliveries, else return it to Deferred if it was fetched
+// from deferral, else expire it if it is past ExpiresAt, else make it
+// available again at its own position (Q4). In a dead-letter queue only the
+// deferral rule applies (D3).
+func (e *Entity) lockEndedLocked(m *store.Message, at int64) {
+	q := m.Queue()
+	main := q == store.Main
+	switch {
+	case main && m.Deliveries >= uint32(e.cfg.MaxDeliveryCount):
+		e.deadLetterLocked(m, ReasonMaxDelivery, maxDeliveryDescription(e.cfg.MaxDeliveryCount))
+	case m.FromDeferral:
+		e.deferLocked(m)
+	case main && at >= m.Expires:
+		e.expireLocked(m)
+	default:
+		due := store.Never
+		if main {
+			due = m.Expires
+		}
+		e.st.Move(m, q, store.Available, due)
+		if due != store.Never {
+			e.noteDueLocked(due)
+		}
+		e.waiters[q].wake(1)
+	}
+}
+
+// deferLocked sets m aside in State Deferred (SEMANTICS L3): no expiry (E7),
+// no delivery counted.
+func (e *Entity) deferLocked(m *store.Message) {
+	m.FromDeferral = false
+	e.st.Move(m, m.Queue(), store.Deferred, store.Never)
+}
+
+// deadLetterLocked moves m to the dead-letter queue with reason and
+// description (SEMANTICS D2): it keeps its body, properties, sequence
+// number, EnqueuedTime and DeliveryCount, and it never expires there (E6).
+func (e *Entity) deadLetterLocked(m *store.Message, reason, description string) {
+	m.FromDeferral = false
+	m.DL = &store.DeadLetter{Reason: reason, Description: description}
+	e.st.Move(m, store.DeadLetterQueue, store.Available, store.Never)
+	if e.b.log.Enabled(context.Background(), slog.LevelDebug) {
+		e.b.log.Debug("minibus: dead-lettered", "entity", e.describe(), "seq", m.Key().Seq, "reason", reason)
+	}
+	e.waiters[store.DeadLetterQueue].wake(1)
+}
+
+// expireLocked applies expiry to m (SEMANTICS E5): with
+// DeadLetteringOnMessageExpiration it moves to the dead-letter queue with
+// reason TTLExpiredException, otherwise it is dropped. Only available
+// messages of the main queue expire (E4, E6, E7): the callers see to that.
+func (e *Entity) expireLocked(m *store.Message) {
+	if e.cfg.DeadLetterOnExpiry {
+		e.deadLetterLocked(m, ReasonTTLExpired, DescriptionTTLExpired)
+		return
+	}
+	e.st.Remove(m)
+}
+
+// completeLocked removes the locked message m (SEMANTICS L3).
+func (e *Entity) completeLocked(m *store.Message) { e.st.Remove(m) }
+
+// deadlineLocked applies a deadline from the store: a lock's end (L6), an
+// expiry (E3, E5) or a scheduled activation (S4).
+func (e *Entity) deadlineLocked(d store.Deadline) {
+	switch {
+	case d.LockEnd:
+		e.lockEndedLocked(d.M, d.At)
+	case d.M.State() == store.Scheduled:
+		e.activateLocked(d.M, d.At)
+	default:
+		e.expireLocked(d.M)
+	}
+}
+
+// modifyLocked merges add, a validated copy of PropertiesToModify, into m's
+// application properties (SEMANTICS L3) within the entity's limits (V3): a
+// message that would pass MaxMessageSize or an entity its quota is refused
+// and nothing changes.
+func (e *Entity) modifyLocked(m *store.Message, add map[string]any) error {
+	props := make(map[string]any, len(m.Props)+len(add))
+	maps.Copy(props, m.Props)
+	maps.Copy(props, add)
+	if size := m.SizeWith(props); size > e.cfg.maxMessageSize() {
+		return errTooLarge(e, "message "+strconv.FormatInt(m.Key().Seq, 10)+" with PropertiesToModify", size, m.MessageID == "")
+	}
+	if !e.st.SetProps(m, props) {
+		return errQuota(e, m.SizeWith(props)-m.Size(), "PropertiesToModify")
+	}
+	return nil
+}

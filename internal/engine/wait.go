@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"slices"
+)
+
+// waiter is one blocked receive. Its channel has room for one wake-up, so
+// waking never blocks, and a waiter is woken at most once per wait: no
+// broker lock is ever held across a blocking channel operation.
+type waiter struct {
+	ch    chan struct{}
+	owner *Receiver // whose call waits, so that closing it wakes the call
+}
+
+func newWaiter(owner *Receiver) *waiter { return &waiter{ch: make(chan struct{}, 1), owner: owner} }
+
+// waitList is a FIFO of blocked receives on one queue of an entity, guarded
+// by the entity's mutex.
+type waitList struct {
+	ws []*waiter
+}
+
+func (l *waitList) add(w *waiter) { l.ws = append(l.ws, w) }
+
+// remove takes w out of the list and reports whether it was still there (not
+// yet woken).
+func (l *waitList) remove(w *waiter) bool {
+	i := slices.Index(l.ws, w)
+	if i < 0 {
+		return false
+	}
+	l.ws = slices.Delete(l.ws, i, i+1)
+	return true
+}
+
+// wake wakes up to n waiters, oldest first: n messages became available.
+func (l *waitList) wake(n int) {
+	for n > 0 && len(l.ws) > 0 {
+		w := l.ws[0]
+		l.ws = slices.Delete(l.ws, 0, 1)
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
+		n--
+	}
+}
+
+// wakeAll wakes every waiter: the entity was deleted or changed status, or
+// the broker closed.
+func (l *waitList) wakeAll() { l.wake(len(l.ws)) }
+
+// wakeOwned wakes the waiters of owner, which closed.
+func (l *waitList) wakeOwned(owner *Receiver) {
+	for i := 0; i < len(l.ws); {
+		if w := l.ws[i]; w.owner == owner {
+			l.ws = slices.Delete(l.ws, i, i+1)
+			select {
+			case w.ch <- struct{}{}:
+			default:
+			}
+			continue
+		}
+		i++
+	}
+}
+
+// wait blocks until w is woken (by a message, a change of the entity, or a
+// close of the receiver or the broker: the caller then looks again), a
+// deadline of e is due (the caller then catches up) or ctx ends. woken
+// reports that the waiter was taken off its list by a wake-up; when false,
+// the caller must take it off.
+func (b *Broker) wait(ctx context.Context, e *Entity, w *waiter) (woken bool, err error) {
+	due := b.watch(e)
+	defer b.unwatch(e)
+	if due {
+		return false, nil
+	}
+	select {
+	case <-w.ch:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
