@@ -24,19 +24,6 @@ func defaultOptions() options {
 	}
 }
 
-// WithClock sets the clock every time rule of the namespace reads (SEMANTICS
-// T1). The default is the real clock, clock.New(). With a clock.NewMock(),
-// time moves only when the test calls Add or Set, and every call made after
-// that sees exactly what is due by then (SEMANTICS T3). A nil clock keeps the
-// default.
-func WithClock(c clock.Clock) Option {
-	return func(o *options) {
-		if c != nil {
-			o.clock = c
-		}
-	}
-}
-
 // WithLogger sets the logger for entity lifecycle events (created, updated,
 // deleted, deleted on idle) at Info level and broker-made dead-lettering at
 // Debug level. The default discards everything. A nil logger keeps the

@@ -1,0 +1,25 @@
+package minibus
+
+import "github.com/benbjohnson/clock"
+
+// Time in minibus is the namespace clock's (SEMANTICS T1). Every instant the
+// broker keeps (EnqueuedTime, ExpiresAt, LockedUntil, ScheduledEnqueueTime,
+// idle deadlines) is read from it, and every call first makes happen, in
+// time order, everything due at or before the clock's now (T3): with a mock
+// clock, time moves only when the test moves it, and a call made after
+// mock.Add(d) sees exactly the state d later. The clock stops at the last
+// instant int64 nanoseconds hold, in 2262; a finite deadline stays finite
+// however far it is (E2).
+
+// WithClock sets the clock every time rule of the namespace reads (SEMANTICS
+// T1). The default is the real clock, clock.New(). With a clock.NewMock(),
+// time moves only when the test calls Add or Set, and every call made after
+// that sees exactly what is due by then (SEMANTICS T3). A nil clock keeps the
+// default.
+func WithClock(c clock.Clock) Option {
+	return func(o *options) {
+		if c != nil {
+			o.clock = c
+		}
+	}
+}
