@@ -199,11 +199,20 @@ func (ns *Namespace) update(kind engine.Kind, name string, c engine.Config) (*en
 	return e, updateEntity(e, c)
 }
 
-// updateEntity checks c and applies it to e.
+// updateEntity checks c and applies it to e. RequiresSession and
+// RequiresDuplicateDetection cannot change (SEMANTICS V2).
 func updateEntity(e *engine.Entity, c engine.Config) error {
-	c, err := withDefaults(e.Kind(), c, culprit(e.Kind(), e.Path()))
+	who := culprit(e.Kind(), e.Path())
+	c, err := withDefaults(e.Kind(), c, who)
 	if err != nil {
 		return err
+	}
+	old := e.Config()
+	switch {
+	case c.RequiresSession != old.RequiresSession:
+		return errorf(ErrInvalidArgument, who, "RequiresSession cannot change after creation")
+	case c.RequiresDuplicateDetection != old.RequiresDuplicateDetection:
+		return errorf(ErrInvalidArgument, who, "RequiresDuplicateDetection cannot change after creation")
 	}
 	return e.Update(c)
 }

@@ -28,21 +28,25 @@ type QueueProperties struct {
 	// AutoDeleteOnIdle deletes the queue after this long without activity
 	// (SEMANTICS A1–A3). Default 0: never; at least 5 minutes.
 	AutoDeleteOnIdle time.Duration
-	// RequiresSession makes the queue session-aware. Fixed at creation. Not
-	// supported yet: true is ErrInvalidArgument.
+	// RequiresSession makes the queue session-aware: every message needs a
+	// SessionID and is received through AcceptSession or AcceptNextSession
+	// (SEMANTICS SS1). Fixed at creation (V2).
 	RequiresSession bool
-	// RequiresDuplicateDetection turns on duplicate detection. Fixed at
-	// creation. Not supported yet: true is ErrInvalidArgument.
+	// RequiresDuplicateDetection drops a message whose MessageID the queue
+	// accepted within DuplicateDetectionHistoryTimeWindow; the send reports
+	// success (SEMANTICS DD1). Fixed at creation (V2).
 	RequiresDuplicateDetection bool
 	// DuplicateDetectionHistoryTimeWindow is how long message ids are
 	// remembered. Default 10 minutes; allowed 20 seconds to 7 days.
 	DuplicateDetectionHistoryTimeWindow time.Duration
-	// ForwardTo names a queue or topic to forward every message to. Not
-	// supported yet: non-empty is ErrInvalidArgument.
+	// ForwardTo names a queue or topic of the namespace, other than the
+	// queue itself, to which every message moves as soon as it is active;
+	// the queue then cannot be received from and is never idle (SEMANTICS
+	// F1–F3, A4). A session-enabled queue cannot forward. Default "": none.
 	ForwardTo string
-	// ForwardDeadLetteredMessagesTo names a queue or topic to forward
-	// dead-lettered messages to. Not supported yet: non-empty is
-	// ErrInvalidArgument.
+	// ForwardDeadLetteredMessagesTo names a queue or topic to which
+	// dead-lettered messages move instead of the dead-letter queue, with
+	// DeadLetterSource set (SEMANTICS D4). Default "": none.
 	ForwardDeadLetteredMessagesTo string
 	// MaxSizeInMegabytes caps the queue's SizeInBytes (SEMANTICS V3).
 	// Default 1024; allowed 1 to 81920.
@@ -66,8 +70,9 @@ type TopicProperties struct {
 	// long without activity on it or any subscription (SEMANTICS A2, A5).
 	// Default 0: never; at least 5 minutes.
 	AutoDeleteOnIdle time.Duration
-	// RequiresDuplicateDetection turns on duplicate detection. Not supported
-	// yet: true is ErrInvalidArgument.
+	// RequiresDuplicateDetection drops a message whose MessageID the topic
+	// accepted within DuplicateDetectionHistoryTimeWindow, before any
+	// subscription sees it (SEMANTICS DD1). Fixed at creation (V2).
 	RequiresDuplicateDetection bool
 	// DuplicateDetectionHistoryTimeWindow: default 10 minutes; allowed 20
 	// seconds to 7 days.
@@ -102,12 +107,15 @@ type SubscriptionProperties struct {
 	DeadLetteringOnFilterEvaluationExceptions bool
 	// AutoDeleteOnIdle: default 0, never; at least 5 minutes.
 	AutoDeleteOnIdle time.Duration
-	// RequiresSession: not supported yet, true is ErrInvalidArgument.
+	// RequiresSession makes the subscription session-aware (SEMANTICS SS1):
+	// a topic message without SessionID goes to its dead-letter queue.
+	// Fixed at creation (V2).
 	RequiresSession bool
-	// ForwardTo: not supported yet, non-empty is ErrInvalidArgument.
+	// ForwardTo names a queue or topic to which every copy the subscription
+	// gets moves at once (SEMANTICS F1–F3). Default "": none.
 	ForwardTo string
-	// ForwardDeadLetteredMessagesTo: not supported yet, non-empty is
-	// ErrInvalidArgument.
+	// ForwardDeadLetteredMessagesTo names a queue or topic to which
+	// dead-lettered copies move (SEMANTICS D4). Default "": none.
 	ForwardDeadLetteredMessagesTo string
 	// DefaultRule replaces the "$Default" rule (a TrueFilter) at creation;
 	// its Name defaults to "$Default". UpdateSubscription ignores it: change
@@ -249,7 +257,7 @@ func withDefaults(kind engine.Kind, c engine.Config, culprit string) (engine.Con
 	case c.Status < engine.StatusActive || c.Status > engine.StatusReceiveDisabled:
 		return bad("Status %v is not a status", EntityStatus(c.Status))
 	}
-	return c, checkNotBuilt(c, culprit)
+	return c, checkFeatures(c, culprit)
 }
 
 // checkLimits checks the settings of queues and topics only.
@@ -265,22 +273,14 @@ func checkLimits(c engine.Config, culprit string) error {
 	return nil
 }
 
-// checkNotBuilt refuses the settings of features minibus does not build yet.
-func checkNotBuilt(c engine.Config, culprit string) error {
-	var what string
-	switch {
-	case c.RequiresSession:
-		what = "RequiresSession (sessions)"
-	case c.RequiresDuplicateDetection:
-		what = "RequiresDuplicateDetection (duplicate detection)"
-	case c.ForwardTo != "":
-		what = "ForwardTo (auto-forwarding)"
-	case c.ForwardDeadLetteredTo != "":
-		what = "ForwardDeadLetteredMessagesTo (auto-forwarding)"
-	default:
-		return nil
+// checkFeatures checks the settings of sessions and forwarding (SEMANTICS
+// F1): a session-enabled entity cannot forward its messages (it may forward
+// its dead letters). That the destinations exist the engine checks.
+func checkFeatures(c engine.Config, culprit string) error {
+	if c.RequiresSession && c.ForwardTo != "" {
+		return errorf(ErrInvalidArgument, culprit, "ForwardTo %q: an entity that requires sessions cannot forward", c.ForwardTo)
 	}
-	return errorf(ErrInvalidArgument, culprit, "%s is not supported yet", what)
+	return nil
 }
 
 func orDefault[T comparable](v, def T) T {

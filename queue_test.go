@@ -74,10 +74,7 @@ func TestV2_QueueProperties(t *testing.T) {
 		{minibus.QueueProperties{MaxSizeInMegabytes: -1}, "MaxSizeInMegabytes"},
 		{minibus.QueueProperties{MaxMessageSizeInKilobytes: 102401}, "MaxMessageSizeInKilobytes"},
 		{minibus.QueueProperties{Status: 7}, "Status"},
-		{minibus.QueueProperties{RequiresSession: true}, "not supported yet"},
-		{minibus.QueueProperties{RequiresDuplicateDetection: true}, "not supported yet"},
-		{minibus.QueueProperties{ForwardTo: "q"}, "not supported yet"},
-		{minibus.QueueProperties{ForwardDeadLetteredMessagesTo: "q"}, "not supported yet"},
+		{minibus.QueueProperties{RequiresSession: true, ForwardTo: "q"}, "cannot forward"}, // F1
 	} {
 		_, err := e.ns.CreateQueue("bad", &c.p)
 		requireSentinel(t, err, minibus.ErrInvalidArgument, c.why)
@@ -85,6 +82,11 @@ func TestV2_QueueProperties(t *testing.T) {
 		requireSentinel(t, err, minibus.ErrInvalidArgument, c.why)
 	}
 	require.NotContains(t, e.ns.Queues(), "bad")
+	// V2: RequiresSession and RequiresDuplicateDetection are fixed at creation.
+	_, err := e.ns.UpdateQueue("q", minibus.QueueProperties{RequiresSession: true})
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "RequiresSession cannot change")
+	_, err = e.ns.UpdateQueue("q", minibus.QueueProperties{RequiresDuplicateDetection: true})
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "RequiresDuplicateDetection cannot change")
 
 	for _, ok := range []minibus.QueueProperties{
 		{LockDuration: 5 * time.Second}, {LockDuration: 5 * time.Minute}, {MaxDeliveryCount: 1},

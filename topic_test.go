@@ -94,9 +94,10 @@ func TestR2_RuleActionCopies(t *testing.T) {
 	require.Equal(t, "order", got[0].Subject)
 	require.Equal(t, map[string]any{"qty": 20, "note": "x"}, got[0].ApplicationProperties)
 	require.Equal(t, "half", got[1].Subject)
-	require.Equal(t, map[string]any{"qty": int64(10)}, got[1].ApplicationProperties)
+	// SET keeps the property's Go type (int), and the copy names its rule.
+	require.Equal(t, map[string]any{"qty": 10, "RuleName": "halve"}, got[1].ApplicationProperties)
 	require.Equal(t, "order", got[2].Subject)
-	require.Equal(t, map[string]any{"qty": 20, "note": "x", "tagged": true}, got[2].ApplicationProperties)
+	require.Equal(t, map[string]any{"qty": 20, "note": "x", "tagged": true, "RuleName": "tag"}, got[2].ApplicationProperties)
 	require.EqualValues(t, 3, s.RuntimeProperties().ActiveMessageCount)
 }
 
@@ -347,8 +348,10 @@ func TestTopicManagement(t *testing.T) {
 	rules[1].Filter.(minibus.SQLFilter).Parameters["@p"] = 2
 	require.Equal(t, 1, a.Rules()[1].Filter.(minibus.SQLFilter).Parameters["@p"], "Rules returns copies")
 
-	_, err = top.CreateSubscription("sess", &minibus.SubscriptionProperties{RequiresSession: true})
-	requireSentinel(t, err, minibus.ErrInvalidArgument, "not supported yet")
+	sess, err := top.CreateSubscription("sess", &minibus.SubscriptionProperties{RequiresSession: true})
+	require.NoError(t, err)
+	_, err = sess.NewReceiver(nil)
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "requires sessions") // SS1
 	_, err = a.AcceptSession(e.ctx, "x", nil)
 	requireSentinel(t, err, minibus.ErrInvalidArgument, "does not require sessions")
 }

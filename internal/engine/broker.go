@@ -24,9 +24,10 @@ type Broker struct {
 	epoch      time.Time
 	epochNanos int64
 
-	life  lifecycle
-	sched scheduler
-	ids   atomic.Uint64
+	life   lifecycle
+	sched  scheduler
+	outbox outbox // messages being forwarded (forward.go)
+	ids    atomic.Uint64
 
 	mu sync.Mutex
 	// entities holds the queues and topics by lower-case name: they share one
@@ -135,6 +136,9 @@ func (b *Broker) Create(kind Kind, name string, c Config) (*Entity, error) {
 	}
 	if old := b.lookupLocked(name); old != nil {
 		return nil, errs.Errorf(errs.ErrAlreadyExists, describe(kind, name), "the name is taken by %s", old.describe())
+	}
+	if err := b.checkForwardTargetsLocked(name, c, describe(kind, name)); err != nil {
+		return nil, err
 	}
 	e := newEntity(b, kind, name, nil, c, now)
 	b.entities[nameKey(name)] = e

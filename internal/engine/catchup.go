@@ -186,6 +186,7 @@ func (b *Broker) catchUp(now int64) {
 		}
 		s.mu.Unlock()
 		it.e.catchUp(now)
+		b.flush()
 	}
 }
 
@@ -202,6 +203,9 @@ func (e *Entity) catchUp(now int64) {
 	e.advanceLocked(now, true)
 	e.inCatchUp = false
 	e.rescheduleLocked() // advanceLocked's registration was skipped
+	if e.dups != nil {
+		e.dups.prune(now)
+	}
 }
 
 // arm sets the timer for the earliest deadline blocked receivers wait on.

@@ -125,7 +125,15 @@ type Entity struct {
 	localNext int64
 	st        *store.Store
 	quota     *store.Quota // a subscription shares its topic's
-	waiters   [3]waitList  // blocked receives by queue
+	// waiters are the blocked receives by queue; for a session-enabled
+	// entity, waiters[Main] are the blocked AcceptNextSession calls.
+	waiters [3]waitList
+	// sessions is the session bookkeeping of a session-enabled entity
+	// (session.go), nil for others.
+	sessions *sessionsOf
+	// dups is the duplicate-detection history of a queue or topic with
+	// RequiresDuplicateDetection (dedup.go), nil for others.
+	dups *dupHistory
 	// subs are a topic's subscriptions, sorted by lower-case name. Deleted
 	// ones linger until the topic next locks them (lockSubsLocked). The
 	// slice is replaced, never changed in place.
@@ -154,7 +162,14 @@ func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now i
 	} else {
 		e.quota = store.NewQuota(c.maxSize())
 	}
-	e.st = store.New(e.quota)
+	bySession := c.RequiresSession && kind != KindTopic
+	if bySession {
+		e.sessions = newSessionsOf()
+	}
+	if c.RequiresDuplicateDetection && kind != KindSubscription {
+		e.dups = newDupHistory()
+	}
+	e.st = store.New(e.quota, bySession)
 	e.schedDue.Store(store.Never)
 	e.lastActivity.Store(now)
 	e.rescheduleLocked()
@@ -222,6 +237,9 @@ func (e *Entity) enter(now int64) error {
 		e.mu.Unlock()
 		return e.errNotFound()
 	}
+	if e.dups != nil {
+		e.dups.prune(now)
+	}
 	return nil
 }
 
@@ -249,11 +267,20 @@ func (e *Entity) Config() Config {
 // update is activity (SEMANTICS A2); receivers blocked on the entity wake to
 // see a new status. A topic's new size limits apply to its subscriptions.
 func (e *Entity) Update(c Config) error {
+	defer e.b.flush()
+	self := e.name
+	if e.kind == KindSubscription {
+		self = "" // a subscription is no destination
+	}
+	if err := e.b.checkForwardTargets(self, c, e.describe()); err != nil {
+		return err
+	}
 	now, err := e.lock()
 	if err != nil {
 		return err
 	}
 	defer e.mu.Unlock()
+	forwardNow := e.kind != KindTopic && e.cfg.ForwardTo == "" && c.ForwardTo != ""
 	if e.kind == KindSubscription {
 		c.MaxSizeMB, c.MaxMessageKB = e.cfg.MaxSizeMB, e.cfg.MaxMessageKB
 	} else {
@@ -263,6 +290,9 @@ func (e *Entity) Update(c Config) error {
 	e.updated = now
 	e.touchLocked(now)
 	e.wakeAllLocked()
+	if forwardNow {
+		e.forwardAllLocked(now)
+	}
 	if e.kind == KindTopic {
 		subs := e.lockSubsLocked(now)
 		for _, s := range subs {
@@ -288,6 +318,7 @@ type Counts struct {
 
 // Counts returns the entity's counts as of now (SEMANTICS T3).
 func (e *Entity) Counts() (Counts, error) {
+	defer e.b.flush()
 	now, err := e.lock()
 	if err != nil {
 		return Counts{}, err
@@ -335,8 +366,8 @@ func touch(a *atomic.Int64, now int64) {
 // store.Never. A queue or topic with pending scheduled messages is never
 // idle (A2); its idle time counts from its last scheduled activation too.
 func (e *Entity) idleDueLocked() int64 {
-	if e.cfg.AutoDeleteOnIdle == 0 || e.deleted.Load() {
-		return store.Never
+	if e.cfg.AutoDeleteOnIdle == 0 || e.cfg.ForwardTo != "" || e.deleted.Load() {
+		return store.Never // a forwarding source is never idle (SEMANTICS A4)
 	}
 	if e.kind != KindSubscription && e.st.Count(store.Main, store.Scheduled) > 0 {
 		return store.Never
@@ -350,7 +381,8 @@ func (e *Entity) nextDueLocked() int64 {
 	if e.deleted.Load() {
 		return store.Never
 	}
-	return min(e.st.Next().At, e.idleDueLocked())
+	l, _ := e.sessions.next()
+	return min(e.st.Next().At, l.until, e.idleDueLocked())
 }
 
 // rescheduleLocked refreshes localNext and the scheduler's bound after e's
@@ -386,16 +418,23 @@ func (e *Entity) rescheduleIdleLocked() {
 func (e *Entity) advanceLocked(now int64, global bool) {
 	for !e.deleted.Load() {
 		d := e.st.Next()
+		l, held := e.sessions.next()
 		idle := e.idleDueLocked()
-		at := min(d.At, idle)
+		at := min(d.At, l.until, idle)
 		if at > now || (global && at > e.b.sched.next.Load()) {
 			break
 		}
-		if d.At == at {
+		switch {
+		case d.At == at: // a message's deadline, before a session's at the same instant
 			e.deadlineLocked(d)
-		} else {
+		case held && l.until == at:
+			e.releaseSessionLocked(e.sessions.byID[l.id], at, true) // SEMANTICS SS5
+		default:
 			e.b.log.Info("minibus: deleted on idle", "entity", e.describe())
 			e.deleteLocked()
+		}
+		if global && e.b.outbox.n.Load() > 0 {
+			break // deliver first: the destinations' deadlines may come next (T3)
 		}
 	}
 	e.rescheduleLocked()
@@ -417,6 +456,12 @@ func (e *Entity) deleteLocked() {
 	}
 	e.subs = nil
 	e.st.Clear()
+	if e.sessions != nil {
+		for _, x := range e.sessions.byID {
+			x.waiters.wakeAll()
+		}
+		e.sessions = newSessionsOf()
+	}
 }
 
 // Broker returns the broker the entity belongs to.

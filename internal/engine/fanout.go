@@ -9,13 +9,18 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
+// RuleNameProperty is the application property that a copy made by a rule
+// with an action carries, naming the rule.
+const RuleNameProperty = "RuleName"
+
 // copyPlan is one copy of a topic message bound for a subscription.
 type copyPlan struct {
-	sub  *Entity
-	m    *store.Message
-	key  store.Key
-	dlq  bool   // a filter failed: to the dead-letter queue (SEMANTICS R5)
-	desc string // the failure, for DeadLetterErrorDescription
+	sub *Entity
+	m   *store.Message
+	key store.Key
+	// dl, when set, sends the copy to the dead-letter queue: a filter failed
+	// (SEMANTICS R5).
+	dl *store.DeadLetter
 }
 
 // isScheduled reports whether m, sent at now, waits for a later time (S1).
@@ -93,9 +98,12 @@ func (t *Entity) applyLocked(plan []copyPlan, at int64) {
 	for _, c := range plan {
 		s := c.sub
 		ttlCap := capTTL(s.ttlCapLocked(), t.ttlCapLocked())
+		if c.dl == nil && s.sessions != nil && c.m.SessionID == "" {
+			c.dl = &store.DeadLetter{Reason: ReasonSessionIDNull, Description: DescriptionSessionIDNull} // SEMANTICS SS1
+		}
 		q := store.Main
-		if c.dlq {
-			c.m.DL = &store.DeadLetter{Reason: ReasonFilterEvaluation, Description: c.desc}
+		if c.dl != nil {
+			c.m.DL = c.dl
 			q = store.DeadLetterQueue
 		}
 		s.enqueueLocked(c.m, c.key, q, at, ttlCap)
@@ -118,6 +126,10 @@ func (s *Entity) matchLocked(plan []copyPlan, m *store.Message, k store.Key, vie
 			v := *view
 			v.Properties = maps.Clone(view.Properties)
 			if err = r.Action.Apply(&v); err == nil {
+				if v.Properties == nil {
+					v.Properties = make(map[string]any, 1)
+				}
+				v.Properties[RuleNameProperty] = r.Name // a copy made by an action names its rule
 				actions = append(actions, applyView(m, view, &v))
 			}
 		}
@@ -131,18 +143,18 @@ func (s *Entity) matchLocked(plan []copyPlan, m *store.Message, k store.Key, vie
 			plain = true
 		}
 	}
-	add := func(c *store.Message, dlq bool, desc string) {
-		plan = append(plan, copyPlan{sub: s, m: c, key: store.Key{Seq: k.Seq, Copy: k.Copy}, dlq: dlq, desc: desc})
+	add := func(c *store.Message, dl *store.DeadLetter) {
+		plan = append(plan, copyPlan{sub: s, m: c, key: k, dl: dl})
 		k.Copy++
 	}
 	if plain {
-		add(m.Copy(), false, "")
+		add(m.Copy(), nil)
 	}
 	for _, c := range actions {
-		add(c, false, "")
+		add(c, nil)
 	}
 	if failure != nil && s.cfg.DeadLetterOnFilterError {
-		add(m.Copy(), true, failure.Error())
+		add(m.Copy(), &store.DeadLetter{Reason: ReasonFilterEvaluation, Description: failure.Error()})
 	}
 	return plan
 }

@@ -17,11 +17,14 @@ const (
 )
 
 // Receiver receives, peeks and settles the messages of one queue of a queue
-// or subscription. Safe for concurrent use.
+// or subscription, or, for a session receiver, of one session of its main
+// queue. Safe for concurrent use.
 type Receiver struct {
 	e    *Entity
 	q    store.Queue
 	mode Mode
+	// sess is a session receiver's session, nil for a plain receiver.
+	sess *session
 
 	// isClosed is set by Close: the one record that the receiver is closed.
 	isClosed atomic.Bool
@@ -34,7 +37,10 @@ type Receiver struct {
 	cursor store.Key
 }
 
-// NewReceiver returns a receiver of queue q of e, a queue or subscription.
+// NewReceiver returns a plain receiver of queue q of e, a queue or
+// subscription. The main queue of a session-enabled entity is read through
+// sessions (SEMANTICS SS1) and that of a forwarding one is never receivable
+// (F2): both ErrInvalidArgument.
 func (e *Entity) NewReceiver(q store.Queue, mode Mode) (*Receiver, error) {
 	if e.kind == KindTopic {
 		return nil, errs.Errorf(errs.ErrInvalidArgument, e.describe(), "a topic has no receiver: receive from a subscription")
@@ -42,7 +48,13 @@ func (e *Entity) NewReceiver(q store.Queue, mode Mode) (*Receiver, error) {
 	if _, err := e.lock(); err != nil {
 		return nil, err
 	}
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	switch {
+	case q == store.Main && e.sessions != nil:
+		return nil, errs.Errorf(errs.ErrInvalidArgument, e.describe(), "the %s requires sessions: accept a session to receive", e.kind)
+	case q == store.Main && e.cfg.ForwardTo != "":
+		return nil, errs.Errorf(errs.ErrInvalidArgument, e.describe(), "the %s forwards its messages to %q and cannot be received from", e.kind, e.cfg.ForwardTo)
+	}
 	return &Receiver{e: e, q: q, mode: mode}, nil
 }
 
@@ -56,17 +68,36 @@ func (r *Receiver) Queue() store.Queue { return r.q }
 func (r *Receiver) Mode() Mode { return r.mode }
 
 // Describe names what the receiver reads, for error texts.
-func (r *Receiver) Describe() string { return "receiver of " + r.e.Describe(r.q) }
+func (r *Receiver) Describe() string {
+	if r.sess != nil {
+		return "session receiver of " + r.e.Describe(r.q)
+	}
+	return "receiver of " + r.e.Describe(r.q)
+}
 
 // Close closes the receiver: its blocked calls wake and return ErrClosed,
-// and so do later calls (SEMANTICS L11). Idempotent.
+// and so do later calls (SEMANTICS L11). A session receiver releases its
+// session and its locked messages, without counting a delivery (SS5).
+// Idempotent.
 func (r *Receiver) Close() {
 	if !r.isClosed.CompareAndSwap(false, true) {
 		return
 	}
-	r.e.mu.Lock()
-	r.e.waiters[r.q].wakeOwned(r)
-	r.e.mu.Unlock()
+	e := r.e
+	if r.sess == nil || e.b.life.closed() {
+		e.mu.Lock()
+		r.waitList().wakeOwned(r)
+		e.mu.Unlock()
+		return
+	}
+	now := e.b.now() // a session lock that ended by now ended first
+	e.mu.Lock()
+	r.waitList().wakeOwned(r)
+	if r.sess.holder == r && !e.deleted.Load() {
+		e.releaseSessionLocked(r.sess, now, false)
+	}
+	e.mu.Unlock()
+	e.b.flush()
 }
 
 // Closed reports whether Close was called.
@@ -75,9 +106,18 @@ func (r *Receiver) Closed() bool { return r.isClosed.Load() }
 // ErrClosed is the error of calls on the closed receiver.
 func (r *Receiver) ErrClosed() error { return errs.Errorf(errs.ErrClosed, r.Describe(), "") }
 
+// waitList is where the receiver's blocked receives wait: its session's, or
+// its queue's.
+func (r *Receiver) waitList() *waitList {
+	if r.sess != nil {
+		return &r.sess.waiters
+	}
+	return &r.e.waiters[r.q]
+}
+
 // enter starts a receive-side call: receiver, ctx and broker checks,
-// catch-up, the entity's lock and its status (SEMANTICS V5). On success
-// e.mu is held.
+// catch-up, the entity's lock, its status (SEMANTICS V5) and, for a session
+// receiver, its session's lock (SS5). On success e.mu is held.
 func (r *Receiver) enter(ctx context.Context) (int64, error) {
 	if r.Closed() {
 		return 0, r.ErrClosed()
@@ -90,29 +130,42 @@ func (r *Receiver) enter(ctx context.Context) (int64, error) {
 	if err := e.enter(now); err != nil {
 		return 0, err
 	}
-	if r.Closed() {
-		e.mu.Unlock()
-		return 0, r.ErrClosed()
+	switch {
+	case r.Closed():
+		err = r.ErrClosed()
+	case r.sessionLost():
+		err = r.errSessionLost()
+	case !e.cfg.Status.canReceive():
+		err = errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses receives", e.cfg.Status)
 	}
-	if !e.cfg.Status.canReceive() {
+	if err != nil {
 		e.mu.Unlock()
-		return 0, errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses receives", e.cfg.Status)
+		return 0, err
 	}
 	return now, nil
+}
+
+// available returns how many messages the receiver could take now.
+func (r *Receiver) available() int {
+	if r.sess != nil {
+		return r.e.st.AvailableIn(r.sess.id)
+	}
+	return r.e.st.Available(r.q)
 }
 
 // Receive waits until at least one message is available, then takes up to
 // max of them at once (SEMANTICS L8), appending their snapshots to snaps. If
 // ctx ends first it returns ctx.Err(), having taken nothing.
 func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot) ([]store.Snapshot, error) {
+	defer r.e.b.flush()
 	e := r.e
 	for {
 		now, err := r.enter(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if e.st.Available(r.q) > 0 {
-			snaps = e.takeLocked(r.q, max, r.mode, now, snaps)
+		if r.available() > 0 {
+			snaps = e.takeLocked(r, max, now, snaps)
 			e.touchLocked(now)
 			e.accessed = now
 			e.mu.Unlock()
@@ -122,18 +175,10 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot)
 		if w == nil {
 			w = newWaiter(r) // another call of this receiver has the spare
 		}
-		e.waiters[r.q].add(w)
+		list := r.waitList()
+		list.add(w)
 		e.mu.Unlock()
-		woken, err := e.b.wait(ctx, e, w)
-		if !woken {
-			e.mu.Lock()
-			if !e.waiters[r.q].remove(w) {
-				// Woken meanwhile: take the wake-up and pass it on.
-				<-w.ch
-				e.waiters[r.q].wake(1)
-			}
-			e.mu.Unlock()
-		}
+		err = e.waitOn(ctx, list, w)
 		r.spare.Store(w)
 		if err != nil {
 			return nil, err
@@ -144,8 +189,10 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot)
 // Peek returns up to max messages from sequence number from (0: after the
 // last message this receiver peeked without one) in sequence order, locking
 // and changing nothing (SEMANTICS L12): available, locked, deferred and
-// scheduled messages, never expired ones (E3).
+// scheduled messages, never expired ones (E3). A session receiver sees its
+// session's available, locked and deferred messages.
 func (r *Receiver) Peek(ctx context.Context, max int, from int64) ([]store.Snapshot, error) {
+	defer r.e.b.flush()
 	now, err := r.enter(ctx)
 	if err != nil {
 		return nil, err
@@ -157,10 +204,15 @@ func (r *Receiver) Peek(ctx context.Context, max int, from int64) ([]store.Snaps
 		start = r.cursor
 	}
 	var snaps []store.Snapshot
-	e.st.Ascend(r.q, start, true, func(m *store.Message) bool {
+	each := func(m *store.Message) bool {
 		snaps = append(snaps, e.peekSnapshotLocked(m))
 		return len(snaps) < max
-	})
+	}
+	if r.sess != nil {
+		e.st.AscendIn(r.sess.id, start, true, each)
+	} else {
+		e.st.Ascend(r.q, start, true, each)
+	}
 	if from == 0 && len(snaps) > 0 {
 		r.cursor = snaps[len(snaps)-1].Key.Next()
 	}
@@ -187,10 +239,11 @@ func (e *Entity) peekSnapshotLocked(m *store.Message) store.Snapshot {
 
 // ReceiveDeferred fetches the deferred messages with the given sequence
 // numbers, in the order given (SEMANTICS L9). If any is not a deferred
-// message of the receiver's queue, or is locked now, it returns
-// ErrMessageNotFound and fetches nothing. The caller has checked the
-// numbers.
+// message of the receiver's queue (of its session, SS8), or is locked now,
+// it returns ErrMessageNotFound and fetches nothing. The caller has checked
+// the numbers.
 func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) ([]store.Snapshot, error) {
+	defer r.e.b.flush()
 	now, err := r.enter(ctx)
 	if err != nil {
 		return nil, err
@@ -200,7 +253,7 @@ func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) ([]store.S
 	var found []*store.Message
 	for _, seq := range seqs {
 		n := len(found)
-		e.st.Ascend(r.q, store.Key{Seq: seq}, false, func(m *store.Message) bool {
+		each := func(m *store.Message) bool {
 			if m.Key().Seq != seq {
 				return false
 			}
@@ -208,14 +261,19 @@ func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) ([]store.S
 				found = append(found, m)
 			}
 			return true
-		})
+		}
+		if r.sess != nil {
+			e.st.AscendIn(r.sess.id, store.Key{Seq: seq}, false, each)
+		} else {
+			e.st.Ascend(r.q, store.Key{Seq: seq}, false, each)
+		}
 		if len(found) == n {
 			return nil, errs.Errorf(errs.ErrMessageNotFound, e.Describe(r.q), "sequence number %d is not a deferred message", seq)
 		}
 	}
 	snaps := make([]store.Snapshot, len(found))
 	for i, m := range found {
-		snaps[i] = e.fetchDeferredLocked(m, r.mode, now)
+		snaps[i] = e.fetchDeferredLocked(m, r, now)
 	}
 	e.touchLocked(now)
 	e.accessed = now

@@ -13,6 +13,7 @@ import (
 // ScheduleMessages gives, or store.Unset to use each message's own
 // ScheduledEnqueueTime. It returns their sequence numbers when seqs is set.
 func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs bool) ([]int64, error) {
+	defer e.b.flush() // after the unlock: forwards go on outside every lock
 	if at != store.Unset {
 		for _, m := range recs {
 			m.Scheduled = at
@@ -29,22 +30,41 @@ func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs
 	if err := e.checkSendLocked(recs); err != nil {
 		return nil, err
 	}
+	kept, ids := e.dedupLocked(recs, now)
 	var out []int64
 	if seqs {
-		out = make([]int64, len(recs))
+		out = make([]int64, len(kept))
 	}
 	if e.kind == KindTopic {
-		err = e.publishLocked(recs, now, out)
+		err = e.publishLocked(kept, now, out)
 	} else {
-		err = e.acceptAllLocked(recs, now, out)
+		err = e.acceptAllLocked(kept, now, out)
 	}
 	if err != nil {
 		return nil, err
+	}
+	e.recordLocked(ids, now)
+	if seqs && len(kept) < len(recs) {
+		out = spread(recs, kept, out)
 	}
 	e.touchLocked(now)
 	e.accessed = now
 	e.rescheduleIdleLocked()
 	return out, nil
+}
+
+// spread gives each of recs its number in seqs, the numbers of kept, a
+// subsequence of recs: 0 for a dropped duplicate (SEMANTICS DD1).
+func spread(recs, kept []*store.Message, seqs []int64) []int64 {
+	out := make([]int64, len(recs))
+	j := 0
+	for i, m := range recs {
+		if j < len(kept) && kept[j] == m {
+			out[i] = seqs[j]
+			j++
+		}
+	}
+	return out
 }
 
 // checkSendLocked checks status and message sizes for a batch (SEMANTICS
@@ -56,6 +76,9 @@ func (e *Entity) checkSendLocked(recs []*store.Message) error {
 	for i, m := range recs {
 		if size := m.Size(); size > e.cfg.maxMessageSize() {
 			return errTooLarge(e, "message "+strconv.Itoa(i), size, m.MessageID == "")
+		}
+		if e.sessions != nil && m.SessionID == "" {
+			return errs.Errorf(errs.ErrInvalidArgument, e.describe(), "message %d has no SessionID and the %s requires sessions", i, e.kind)
 		}
 	}
 	return nil
@@ -103,6 +126,7 @@ func errQuota(e *Entity, n int64, what string) error {
 // number that is not one is ErrMessageNotFound. The caller has checked the
 // numbers.
 func (e *Entity) Cancel(ctx context.Context, seqs []int64) error {
+	defer e.b.flush()
 	now, err := e.begin(ctx)
 	if err != nil {
 		return err

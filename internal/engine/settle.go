@@ -37,6 +37,7 @@ type Settlement struct {
 // would pass the entity's limits are refused (V3). On error nothing
 // changed. For Renew it returns the lock's new end.
 func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64, err error) {
+	defer r.e.b.flush()
 	now, err := r.enter(ctx)
 	if err != nil {
 		return 0, err
@@ -44,7 +45,7 @@ func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64,
 	e := r.e
 	defer e.mu.Unlock()
 	m := e.st.Locked(s.Token)
-	if m == nil || m.Queue() != r.q || now >= m.LockedUntil() {
+	if m == nil || m.Queue() != r.q || now >= m.LockedUntil() || (r.sess != nil && m.SessionID != r.sess.id) {
 		return 0, errs.Errorf(errs.ErrLockLost, e.Describe(r.q), "%s", lockName(s))
 	}
 	if len(s.Props) > 0 {
@@ -58,7 +59,7 @@ func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64,
 	case Abandon:
 		e.lockEndedLocked(m, now)
 	case DeadLetter:
-		e.deadLetterLocked(m, s.Reason, s.Description)
+		e.deadLetterLocked(m, s.Reason, s.Description, now)
 	case Defer:
 		e.deferLocked(m)
 	case Renew:

@@ -74,6 +74,9 @@ func (t *Entity) describeSub(name string) string {
 // caller has checked its name and configuration. ErrAlreadyExists when the
 // topic has one of that name (case-insensitive, SEMANTICS V1).
 func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (*Entity, error) {
+	if err := t.b.checkForwardTargets("", c, t.describeSub(name)); err != nil {
+		return nil, err
+	}
 	now, err := t.lock()
 	if err != nil {
 		return nil, err

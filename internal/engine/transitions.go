@@ -29,12 +29,17 @@ import (
 // seam for a write-ahead log (see the package documentation).
 
 // Dead-letter reasons and descriptions the broker sets (SEMANTICS L6, E5,
-// R5).
+// R5, SS1, F3).
 const (
 	ReasonMaxDelivery        = "MaxDeliveryCountExceeded"
 	ReasonTTLExpired         = "TTLExpiredException"
 	DescriptionTTLExpired    = "The message expired and was dead lettered."
 	ReasonFilterEvaluation   = "FilterEvaluationException"
+	ReasonSessionIDNull      = "Session id is null."
+	DescriptionSessionIDNull = "Session enabled entity doesn't allow a message whose session identifier is null."
+	ReasonMaxHops            = "MaxTransferHopCountExceeded"
+	DescriptionMaxHops       = "The maximum number of allowed hops was exceeded when forwarding between queues. Value is set to 4."
+	ReasonTransferFailed     = "TransferFailed"
 	maxDeliveryDescriptionAt = "Message could not be consumed after "
 )
 
@@ -97,8 +102,17 @@ func (e *Entity) acceptLocked(m *store.Message, now int64) int64 {
 
 // enqueueLocked makes m available in queue q under key k at instant at
 // (SEMANTICS Q3, E1, E2) and wakes one receiver. Only the main queue's
-// messages expire (E6).
+// messages expire (E6). A forwarding entity's main queue passes m on at
+// once (F2), as a dead-letter-forwarding one does its dead letters (D4).
 func (e *Entity) enqueueLocked(m *store.Message, k store.Key, q store.Queue, at, ttlCap int64) {
+	switch {
+	case q == store.Main && e.cfg.ForwardTo != "":
+		e.forwardLocked(m, k, at)
+		return
+	case q == store.DeadLetterQueue && e.forwardsDeadLetters(m.DL.Reason):
+		e.forwardDeadLetterLocked(m, k, at)
+		return
+	}
 	stamp(m, at, ttlCap)
 	due := store.Never
 	if q == store.Main {
@@ -107,6 +121,20 @@ func (e *Entity) enqueueLocked(m *store.Message, k store.Key, q store.Queue, at,
 	e.st.Put(m, k, q, store.Available, due)
 	if due != store.Never {
 		e.noteDueLocked(due)
+	}
+	e.wakeForLocked(m)
+}
+
+// wakeForLocked wakes one receive that can take m, just made available:
+// one of its queue's, or of its session's holder, or one waiting to accept
+// a session.
+func (e *Entity) wakeForLocked(m *store.Message) {
+	q := m.Queue()
+	if e.sessions != nil && q == store.Main {
+		if s := e.sessions.byID[m.SessionID]; s != nil && s.holder != nil {
+			s.waiters.wake(1)
+			return
+		}
 	}
 	e.waiters[q].wake(1)
 }
@@ -132,27 +160,38 @@ func (e *Entity) activateLocked(m *store.Message, at int64) {
 		e.st.Remove(m)
 		return
 	}
+	if e.cfg.ForwardTo != "" {
+		e.st.Detach(m)
+		e.forwardLocked(m, k, at)
+		return
+	}
 	stamp(m, at, e.ttlCapLocked())
 	e.st.Rekey(m, k, store.Available, m.Expires)
 	if m.Expires != store.Never {
 		e.noteDueLocked(m.Expires)
 	}
-	e.waiters[store.Main].wake(1)
+	e.wakeForLocked(m)
 }
 
 // cancelLocked deletes the scheduled message m (SEMANTICS S3).
 func (e *Entity) cancelLocked(m *store.Message) { e.st.Remove(m) }
 
-// takeLocked takes up to max available messages of queue q at now, in
+// takeLocked takes up to max of the messages available to r at now, in
 // sequence order, and appends their snapshots to snaps: locked until now +
-// LockDuration in peek-lock mode (SEMANTICS L1, L2), removed in
-// receive-and-delete mode (L7). Each is a delivery.
-func (e *Entity) takeLocked(q store.Queue, max int, mode Mode, now int64, snaps []store.Snapshot) []store.Snapshot {
-	n := min(max, e.st.Available(q))
-	if mode == PeekLock {
-		until := after(now, int64(e.cfg.LockDuration))
+// LockDuration (in a session, until the session's lock ends) in peek-lock
+// mode (SEMANTICS L1, L2, SS8), removed in receive-and-delete mode (L7).
+// Each is a delivery.
+func (e *Entity) takeLocked(r *Receiver, max int, now int64, snaps []store.Snapshot) []store.Snapshot {
+	n := min(max, r.available())
+	if r.mode == PeekLock {
+		until := e.lockEndLocked(r, now)
 		for range n {
-			m := e.st.LockFirst(q, until)
+			var m *store.Message
+			if r.sess != nil {
+				m = e.st.LockFirstIn(r.sess.id, until)
+			} else {
+				m = e.st.LockFirst(r.q, until)
+			}
 			m.Deliveries++
 			snaps = append(snaps, m.Snapshot(store.Available, false))
 		}
@@ -162,24 +201,38 @@ func (e *Entity) takeLocked(q store.Queue, max int, mode Mode, now int64, snaps 
 		return snaps
 	}
 	for range n {
-		m := e.st.RemoveFirst(q)
+		var m *store.Message
+		if r.sess != nil {
+			m = e.st.RemoveFirstIn(r.sess.id)
+		} else {
+			m = e.st.RemoveFirst(r.q)
+		}
 		m.Deliveries++
 		snaps = append(snaps, m.Snapshot(store.Available, true))
 	}
 	return snaps
 }
 
-// fetchDeferredLocked delivers the deferred message m at now (SEMANTICS
-// L9): locked, and marked to return to Deferred when its lock ends (L6), in
-// peek-lock mode; removed in receive-and-delete mode.
-func (e *Entity) fetchDeferredLocked(m *store.Message, mode Mode, now int64) store.Snapshot {
+// lockEndLocked is when a lock r takes at now ends: now + LockDuration, or
+// its session's lock end (SEMANTICS L1, SS8).
+func (e *Entity) lockEndLocked(r *Receiver, now int64) int64 {
+	if r.sess != nil {
+		return r.sess.lockedUntil
+	}
+	return after(now, int64(e.cfg.LockDuration))
+}
+
+// fetchDeferredLocked delivers the deferred message m to r at now
+// (SEMANTICS L9): locked, and marked to return to Deferred when its lock
+// ends (L6), in peek-lock mode; removed in receive-and-delete mode.
+func (e *Entity) fetchDeferredLocked(m *store.Message, r *Receiver, now int64) store.Snapshot {
 	m.Deliveries++
-	if mode == ReceiveAndDelete {
+	if r.mode == ReceiveAndDelete {
 		s := m.Snapshot(store.Deferred, true)
 		e.st.Remove(m)
 		return s
 	}
-	until := after(now, int64(e.cfg.LockDuration))
+	until := e.lockEndLocked(r, now)
 	e.st.Lock(m, until)
 	m.FromDeferral = true
 	e.noteDueLocked(until)
@@ -206,11 +259,14 @@ func (e *Entity) lockEndedLocked(m *store.Message, at int64) {
 	main := q == store.Main
 	switch {
 	case main && m.Deliveries >= uint32(e.cfg.MaxDeliveryCount):
-		e.deadLetterLocked(m, ReasonMaxDelivery, maxDeliveryDescription(e.cfg.MaxDeliveryCount))
+		e.deadLetterLocked(m, ReasonMaxDelivery, maxDeliveryDescription(e.cfg.MaxDeliveryCount), at)
 	case m.FromDeferral:
 		e.deferLocked(m)
 	case main && at >= m.Expires:
-		e.expireLocked(m)
+		e.expireLocked(m, at)
+	case main && e.cfg.ForwardTo != "":
+		e.st.Detach(m) // forwarding began while it was locked (F2)
+		e.forwardLocked(m, m.Key(), at)
 	default:
 		due := store.Never
 		if main {
@@ -220,7 +276,7 @@ func (e *Entity) lockEndedLocked(m *store.Message, at int64) {
 		if due != store.Never {
 			e.noteDueLocked(due)
 		}
-		e.waiters[q].wake(1)
+		e.wakeForLocked(m)
 	}
 }
 
@@ -231,26 +287,32 @@ func (e *Entity) deferLocked(m *store.Message) {
 	e.st.Move(m, m.Queue(), store.Deferred, store.Never)
 }
 
-// deadLetterLocked moves m to the dead-letter queue with reason and
-// description (SEMANTICS D2): it keeps its body, properties, sequence
-// number, EnqueuedTime and DeliveryCount, and it never expires there (E6).
-func (e *Entity) deadLetterLocked(m *store.Message, reason, description string) {
+// deadLetterLocked moves m to the dead-letter queue at instant at with
+// reason and description (SEMANTICS D2): it keeps its body, properties,
+// sequence number, EnqueuedTime and DeliveryCount, and it never expires
+// there (E6). With ForwardDeadLetteredMessagesTo it goes there instead (D4).
+func (e *Entity) deadLetterLocked(m *store.Message, reason, description string, at int64) {
 	m.FromDeferral = false
 	m.DL = &store.DeadLetter{Reason: reason, Description: description}
-	e.st.Move(m, store.DeadLetterQueue, store.Available, store.Never)
 	if e.b.log.Enabled(context.Background(), slog.LevelDebug) {
 		e.b.log.Debug("minibus: dead-lettered", "entity", e.describe(), "seq", m.Key().Seq, "reason", reason)
 	}
-	e.waiters[store.DeadLetterQueue].wake(1)
+	if e.forwardsDeadLetters(reason) {
+		e.st.Detach(m)
+		e.forwardDeadLetterLocked(m, m.Key(), at)
+		return
+	}
+	e.st.Move(m, store.DeadLetterQueue, store.Available, store.Never)
+	e.wakeForLocked(m)
 }
 
-// expireLocked applies expiry to m (SEMANTICS E5): with
+// expireLocked applies expiry to m at instant at (SEMANTICS E5): with
 // DeadLetteringOnMessageExpiration it moves to the dead-letter queue with
 // reason TTLExpiredException, otherwise it is dropped. Only available
 // messages of the main queue expire (E4, E6, E7): the callers see to that.
-func (e *Entity) expireLocked(m *store.Message) {
+func (e *Entity) expireLocked(m *store.Message, at int64) {
 	if e.cfg.DeadLetterOnExpiry {
-		e.deadLetterLocked(m, ReasonTTLExpired, DescriptionTTLExpired)
+		e.deadLetterLocked(m, ReasonTTLExpired, DescriptionTTLExpired, at)
 		return
 	}
 	e.st.Remove(m)
@@ -268,7 +330,7 @@ func (e *Entity) deadlineLocked(d store.Deadline) {
 	case d.M.State() == store.Scheduled:
 		e.activateLocked(d.M, d.At)
 	default:
-		e.expireLocked(d.M)
+		e.expireLocked(d.M, d.At)
 	}
 }
 

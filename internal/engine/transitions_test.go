@@ -102,7 +102,7 @@ func TestTakeLockEndAndSettle(t *testing.T) {
 	defer e.mu.Unlock()
 	m := record(time.Hour)
 	e.acceptLocked(m, now0())
-	snaps := e.takeLocked(store.Main, 10, PeekLock, now0(), nil)
+	snaps := e.takeLocked(&Receiver{e: e, q: store.Main}, 10, now0(), nil)
 	require.Len(t, snaps, 1)
 	snaps[0].Release()
 	require.Equal(t, store.Locked, m.State())
@@ -115,7 +115,7 @@ func TestTakeLockEndAndSettle(t *testing.T) {
 	require.Equal(t, store.Available, m.State())
 	require.Equal(t, m.Expires, e.st.Next().At, "its expiry is pending again")
 
-	e.takeLocked(store.Main, 1, PeekLock, until, nil)[0].Release()
+	e.takeLocked(&Receiver{e: e, q: store.Main}, 1, until, nil)[0].Release()
 	e.lockEndedLocked(m, until) // an abandon at the second delivery
 	require.Equal(t, store.DeadLetterQueue, m.Queue(), "L6: MaxDeliveryCount first")
 	require.Equal(t, ReasonMaxDelivery, m.DL.Reason)
@@ -128,11 +128,11 @@ func TestDeferFetchAndReturn(t *testing.T) {
 	defer e.mu.Unlock()
 	m := record(time.Second)
 	e.acceptLocked(m, now0())
-	e.takeLocked(store.Main, 1, PeekLock, now0(), nil)[0].Release()
+	e.takeLocked(&Receiver{e: e, q: store.Main}, 1, now0(), nil)[0].Release()
 	e.deferLocked(m)
 	require.Equal(t, store.Deferred, m.State())
 	require.Equal(t, store.Never, e.st.Next().At, "E7: deferred messages do not expire")
-	s := e.fetchDeferredLocked(m, PeekLock, now0())
+	s := e.fetchDeferredLocked(m, &Receiver{e: e, q: store.Main}, now0())
 	s.Release()
 	require.Equal(t, store.Deferred, s.State, "L14")
 	require.True(t, m.FromDeferral)
@@ -165,7 +165,7 @@ func TestAdvanceOrder(t *testing.T) {
 	a, b := record(time.Minute), record(time.Minute)
 	e.acceptLocked(a, now0())
 	e.acceptLocked(b, now0())
-	e.takeLocked(store.Main, 1, PeekLock, now0(), nil)[0].Release() // a locked until +1m
+	e.takeLocked(&Receiver{e: e, q: store.Main}, 1, now0(), nil)[0].Release() // a locked until +1m
 	e.advanceLocked(now0()+int64(time.Minute), false)
 	require.Equal(t, ReasonMaxDelivery, a.DL.Reason, "seq 1: its lock ended first")
 	require.Equal(t, ReasonTTLExpired, b.DL.Reason, "seq 2 expired at the same instant")

@@ -84,3 +84,20 @@ func (b *Broker) wait(ctx context.Context, e *Entity, w *waiter) (woken bool, er
 		return false, ctx.Err()
 	}
 }
+
+// waitOn waits on w, which the caller added to list under e.mu and then
+// released e.mu: until a wake-up (the caller then looks again: nil), a due
+// deadline of e (nil too) or the end of ctx. When w was not woken it is
+// taken off list; a wake-up that raced with that is passed on.
+func (e *Entity) waitOn(ctx context.Context, list *waitList, w *waiter) error {
+	woken, err := e.b.wait(ctx, e, w)
+	if !woken {
+		e.mu.Lock()
+		if !list.remove(w) {
+			<-w.ch
+			list.wake(1)
+		}
+		e.mu.Unlock()
+	}
+	return err
+}

@@ -45,6 +45,10 @@ func FiltersAgree(t *rapid.T) {
 	want := x.clone()
 	if ok && !evalErr && r.action != nil {
 		evalErr = !r.action.apply(want)
+		if want.props == nil {
+			want.props = map[string]any{}
+		}
+		want.props["RuleName"] = "r" // a copy made by an action names its rule (R2)
 	}
 	main, err := sub.NewReceiver(nil)
 	if err != nil {

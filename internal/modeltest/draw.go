@@ -270,7 +270,7 @@ func drawQueueProps(t *rapid.T) *minibus.QueueProperties {
 		Status:                           drawStatus(t),
 	}
 	if chance(t, "badProps", 15) {
-		switch Pick(t, "bad", "lock", "delivery", "ttl", "idle", "session", "dup", "forward", "size", "status") {
+		switch Pick(t, "bad", "lock", "delivery", "ttl", "idle", "size", "status") {
 		case "lock":
 			p.LockDuration = Pick(t, "badLock", time.Second, 6*time.Minute, -time.Second)
 		case "delivery":
@@ -279,12 +279,6 @@ func drawQueueProps(t *rapid.T) *minibus.QueueProperties {
 			p.DefaultMessageTimeToLive = -1
 		case "idle":
 			p.AutoDeleteOnIdle = Pick(t, "badIdle", time.Minute, 5*time.Minute-1, -time.Hour)
-		case "session":
-			p.RequiresSession = true
-		case "dup":
-			p.RequiresDuplicateDetection = true
-		case "forward":
-			p.ForwardTo = "q2"
 		case "size":
 			p.MaxSizeInMegabytes = -1
 		case "status":

@@ -8,6 +8,7 @@ package modeltest
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/minibus-go/minibus"
@@ -244,9 +245,11 @@ func (a *mAction) apply(x *mMsg) bool {
 		if x.props == nil {
 			x.props = map[string]any{}
 		}
-		key, _, ok := lookupUser(x.props, name)
+		key, old, ok := lookupUser(x.props, name)
 		if !ok {
 			key = name
+		} else {
+			v = sameType(old, v)
 		}
 		x.props[key] = v
 	}
@@ -340,4 +343,62 @@ func sameValue(a, b any) bool {
 		return ok && x == y
 	}
 	return a == b
+}
+
+// sameType is SET's conversion of a number to the Go type of the number a
+// property holds, where nothing is lost (R2, the SQLRuleAction reference's
+// implicit conversion); anything else stays as it is.
+func sameType(old, v any) any {
+	var f float64
+	switch n := v.(type) {
+	case int64:
+		f = float64(n)
+	case float64:
+		f = n
+	default:
+		return v
+	}
+	integral := f == math.Trunc(f) && math.Abs(f) < 1<<62
+	switch old.(type) {
+	case float64:
+		return f
+	case float32:
+		if float64(float32(f)) == f {
+			return float32(f)
+		}
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		if integral {
+			if c, ok := fitInt(old, int64(f)); ok {
+				return c
+			}
+		}
+	}
+	return v
+}
+
+// fitInt returns i as old's integer type when it fits.
+func fitInt(old any, i int64) (any, bool) {
+	switch old.(type) {
+	case int:
+		return int(i), true
+	case int8:
+		return int8(i), i >= math.MinInt8 && i <= math.MaxInt8
+	case int16:
+		return int16(i), i >= math.MinInt16 && i <= math.MaxInt16
+	case int32:
+		return int32(i), i >= math.MinInt32 && i <= math.MaxInt32
+	case int64:
+		return i, true
+	case uint:
+		return uint(i), i >= 0
+	case uint8:
+		return uint8(i), i >= 0 && i <= math.MaxUint8
+	case uint16:
+		return uint16(i), i >= 0 && i <= math.MaxUint16
+	case uint32:
+		return uint32(i), i >= 0 && i <= math.MaxUint32
+	case uint64:
+		return uint64(i), i >= 0
+	}
+	return nil, false
 }

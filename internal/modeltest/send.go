@@ -255,6 +255,10 @@ func (m *refModel) plan(t *mEntity, x *mMsg, at int64) []planned {
 			if !err && ok && r.action != nil {
 				c := x.clone()
 				if err = !r.action.apply(c); !err {
+					if c.props == nil {
+						c.props = map[string]any{}
+					}
+					c.props["RuleName"] = r.name // a copy made by an action names its rule (R2)
 					c.resize()
 					actions = append(actions, c)
 				}

@@ -1,6 +1,7 @@
 package sqlfilter
 
 import (
+	"math"
 	"strings"
 )
 
@@ -169,13 +170,80 @@ func (st *statement) apply(m *Message) error {
 		if m.Properties == nil {
 			m.Properties = make(map[string]any)
 		}
-		key, _, ok := lookupUser(m.Properties, t.name)
-		if !ok {
+		key, old, ok := lookupUser(m.Properties, t.name)
+		if ok {
+			x = convertLike(old, x)
+		} else {
 			key = t.name
 		}
 		m.Properties[key] = x
 	}
 	return nil
+}
+
+// convertLike converts x, a number SET assigns, to the Go type of old, the
+// number the property holds, where that loses nothing: "SET price = 2" on a
+// float64 property leaves a float64, on an int32 an int32. Anything else is
+// returned as it is.
+func convertLike(old, x any) any {
+	switch v := x.(type) {
+	case int64:
+		if c, ok := intLike(old, v); ok {
+			return c
+		}
+		if c, ok := floatLike(old, float64(v)); ok && int64(float64(v)) == v {
+			return c
+		}
+	case float64:
+		if c, ok := floatLike(old, v); ok {
+			return c
+		}
+		if i := int64(v); float64(i) == v && v >= math.MinInt64 && v < math.MaxInt64 {
+			if c, ok := intLike(old, i); ok {
+				return c
+			}
+		}
+	}
+	return x
+}
+
+// intLike converts v to old's integer type, if old is an integer and v fits.
+func intLike(old any, v int64) (any, bool) {
+	switch old.(type) {
+	case int:
+		return int(v), true
+	case int8:
+		return int8(v), int64(int8(v)) == v
+	case int16:
+		return int16(v), int64(int16(v)) == v
+	case int32:
+		return int32(v), int64(int32(v)) == v
+	case int64:
+		return v, true
+	case uint:
+		return uint(v), v >= 0
+	case uint8:
+		return uint8(v), v >= 0 && int64(uint8(v)) == v
+	case uint16:
+		return uint16(v), v >= 0 && int64(uint16(v)) == v
+	case uint32:
+		return uint32(v), v >= 0 && int64(uint32(v)) == v
+	case uint64:
+		return uint64(v), v >= 0
+	}
+	return nil, false
+}
+
+// floatLike converts v to old's float type, if old is a float and v fits
+// exactly.
+func floatLike(old any, v float64) (any, bool) {
+	switch old.(type) {
+	case float32:
+		return float32(v), float64(float32(v)) == v
+	case float64:
+		return v, true
+	}
+	return nil, false
 }
 
 // removeUser deletes every key of props equal to name case-insensitively.

@@ -65,11 +65,11 @@ func actionCases() []actionCase {
 		// Microsoft's filter examples article, .NET example, rule RedOrdersWithAction.
 		{name: "filter-examples: SET, REMOVE, SET sys", msg: "order",
 			expr: "SET quantity = quantity / 2; REMOVE priority;SET sys.CorrelationId = 'low';",
-			check: all(props(map[string]any{"quantity": int64(5)}), absent("priority"),
+			check: all(props(map[string]any{"quantity": 5}), absent("priority"), // keeps its Go int type
 				func(t *testing.T, m *Message) { require.Equal(t, "low", m.CorrelationID) })},
 		// Microsoft's topic filters article, "Actions".
 		{name: "topic-filters: SET quantity", msg: "order", expr: "SET quantity = quantity / 2;",
-			check: props(map[string]any{"quantity": int64(5)})},
+			check: props(map[string]any{"quantity": 5})}, // keeps its Go int type
 		// Java SqlRuleFilter class sample (learn.microsoft.com/java/api/...sqlrulefilter).
 		{name: "java sample: SET importance", msg: "corr", expr: "SET importance = 'critical';",
 			check: props(map[string]any{"importance": "critical"})},
@@ -209,4 +209,40 @@ func TestActionNil(t *testing.T) {
 	var nilAction *Action
 	require.ErrorIs(t, nilAction.Apply(&Message{}), ErrEval)
 	require.Equal(t, "", nilAction.String())
+}
+
+// SET on an existing property converts a number to that property's type
+// where nothing is lost, as the SQLRuleAction reference says: "SET price =
+// 2" on a double property leaves a double.
+func TestSetKeepsPropertyType(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		old  any
+		expr string
+		want any
+	}{
+		{2.5, "SET p = 2", float64(2)},
+		{float32(1), "SET p = 2", float32(2)},
+		{float32(1), "SET p = 0.1", 0.1}, // not exact in float32: stays float64
+		{int32(7), "SET p = 3", int32(3)},
+		{int32(7), "SET p = 3.0", int32(3)},  // integral
+		{int32(7), "SET p = 3.5", 3.5},       // not integral: stays float64
+		{int8(1), "SET p = 300", int64(300)}, // does not fit: stays int64
+		{uint16(1), "SET p = -1", int64(-1)}, // does not fit
+		{uint64(1), "SET p = 9", uint64(9)},
+		{"s", "SET p = 2", int64(2)}, // a string property takes the number as is
+		{2.5, "SET p = 'x'", "x"},    // and a number property a string
+		{true, "SET p = 1", int64(1)},
+	} {
+		a, err := ParseAction(c.expr, nil)
+		require.NoError(t, err)
+		m := &Message{Properties: map[string]any{"P": c.old}}
+		require.NoError(t, a.Apply(m), c.expr)
+		require.Equal(t, map[string]any{"P": c.want}, m.Properties, "%T %v: %s", c.old, c.old, c.expr)
+	}
+	a, err := ParseAction("SET n = 2", nil)
+	require.NoError(t, err)
+	m := &Message{}
+	require.NoError(t, a.Apply(m))
+	require.Equal(t, int64(2), m.Properties["n"], "a new property takes the value's type")
 }

@@ -116,7 +116,11 @@
 // # Actions
 //
 // SET on a user property creates or overwrites it (under the existing key
-// that matches case-insensitively); SET on a sys. string property changes
+// that matches case-insensitively). A number set on a property that holds a
+// number takes that property's Go type where nothing is lost, as the
+// SQLRuleAction reference's implicit conversion: SET price = 2 on a float64
+// property leaves a float64, on an int32 an int32; other values keep their
+// own type. SET on a sys. string property changes
 // it and needs a string or NULL (which empties it). REMOVE deletes a user
 // property (every key matching case-insensitively) or empties a sys. string
 // property. Other sys. properties are read-only: naming them in SET or
@@ -136,8 +140,8 @@
 //
 // Where the Service Bus documentation is silent this package decides:
 // strings compare ordinally; no implicit conversions between strings,
-// numbers, bools and times; SET does not convert to the type a property had
-// before; IS NULL accepts any value, not only a property; a bool value may
+// numbers, bools and times (SET converts only number to number, and only
+// without loss); IS NULL accepts any value, not only a property; a bool value may
 // stand as a condition; an escape character followed by any character makes
 // that character literal, and a pattern ending in the escape character is an
 // error; property(name) reads user properties only; unknown sys. names are

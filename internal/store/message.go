@@ -132,6 +132,7 @@ type Message struct {
 	Expires     int64 // ExpiresAt, or Never
 	Deliveries  uint32
 	EnqueuedSeq int64 // the sequence number first assigned where the message entered
+	Hops        uint8 // ForwardTo moves so far
 	DL          *DeadLetter
 	// FromDeferral is set on a message locked by ReceiveDeferredMessages: when
 	// its lock ends unsettled it returns to Deferred (SEMANTICS L6).

@@ -59,22 +59,51 @@ func (q *Quota) grow(n int64) bool {
 // them. A Store is not safe for concurrent use: its entity's mutex guards
 // it.
 type Store struct {
-	arena     arena
-	mask      uint32 // xor-ed into the slot a lock token carries
-	queues    [numQueues]stream
+	arena  arena
+	mask   uint32 // xor-ed into the slot a lock token carries
+	queues [numQueues]stream
+	// sessions partitions the main queue's available and deferred messages
+	// by session (sessions.go); nil when the entity has no sessions.
+	sessions  *sessions
 	deadlines deadlines
 	locks     lockList
 	bytes     int64
 	quota     *Quota
 }
 
-// New returns an empty store that counts what it holds against quota.
-func New(quota *Quota) *Store {
+// New returns an empty store that counts what it holds against quota. With
+// bySession set, the main queue's available and deferred messages are kept
+// per session (see Hold and the other session methods).
+func New(quota *Quota, bySession bool) *Store {
 	s := &Store{arena: newArena(), mask: rand.Uint32(), deadlines: newDeadlines(), quota: quota}
 	for i := range s.queues {
 		s.queues[i] = newStream()
 	}
+	if bySession {
+		s.sessions = newSessions()
+	}
 	return s
+}
+
+// home returns the stream whose trees hold m, available, deferred or
+// scheduled: its session's, for a session's message of the main queue.
+func (s *Store) home(m *Message) *stream {
+	if s.sessions != nil && m.queue == Main && m.state != Scheduled {
+		return &s.sessions.get(m.SessionID).trees
+	}
+	return &s.queues[m.queue]
+}
+
+// index puts m in its home's trees.
+func (s *Store) index(m *Message) {
+	s.home(m).index(m)
+	s.sessions.changed(s, m)
+}
+
+// unindex takes m, not locked, out of its home's trees.
+func (s *Store) unindex(m *Message) {
+	s.home(m).unindex(m)
+	s.sessions.changed(s, m)
 }
 
 // Put adds m, which is in no store, to queue q under key k, in state st
@@ -86,9 +115,8 @@ func (s *Store) Put(m *Message, k Key, q Queue, st State, due int64) {
 	m.size = m.SizeWith(m.Props)
 	s.bytes += m.size
 	s.quota.used.Add(m.size)
-	sq := &s.queues[q]
-	sq.count[st]++
-	sq.index(m)
+	s.queues[q].count[st]++
+	s.index(m)
 	s.deadlines.set(m, due)
 }
 
@@ -99,7 +127,7 @@ func (s *Store) Move(m *Message, q Queue, st State, due int64) {
 	s.leave(m)
 	m.queue, m.state = q, st
 	s.queues[q].count[st]++
-	s.queues[q].index(m)
+	s.index(m)
 	s.deadlines.set(m, due)
 }
 
@@ -111,20 +139,19 @@ func (s *Store) Rekey(m *Message, k Key, st State, due int64) {
 	s.leave(m)
 	m.key, m.state = k, st
 	s.queues[m.queue].count[st]++
-	s.queues[m.queue].index(m)
+	s.index(m)
 	s.deadlines.set(m, due)
 }
 
 // leave takes m out of its queue's index and counts, and out of the list of
 // locks; it stays in the arena.
 func (s *Store) leave(m *Message) {
-	sq := &s.queues[m.queue]
 	if m.state == Locked {
 		s.unlock(m)
 	} else {
-		sq.unindex(m)
+		s.unindex(m)
 	}
-	sq.count[m.state]--
+	s.queues[m.queue].count[m.state]--
 }
 
 // Remove takes m out of the store for good, with its deadline and lock, and
@@ -133,6 +160,10 @@ func (s *Store) Remove(m *Message) {
 	s.drop(m)
 	recycle(m)
 }
+
+// Detach takes m out of the store for good, with its deadline and lock, and
+// gives it to the caller: a message leaving for another entity.
+func (s *Store) Detach(m *Message) { s.drop(m) }
 
 // drop takes m out of the store: indexes, counts, arena and bytes.
 func (s *Store) drop(m *Message) {
@@ -150,15 +181,21 @@ func (s *Store) release(m *Message) {
 
 // LockFirst locks the first available message of q until until under a new
 // token and returns it, or returns nil: a receive in peek-lock mode without
-// a second search.
+// a second search. For the main queue of a store kept by session, use
+// LockFirstIn.
 func (s *Store) LockFirst(q Queue, until int64) *Message {
-	sq := &s.queues[q]
-	it, ok := sq.avail.DeleteMin()
+	return s.lockFirst(&s.queues[q], until)
+}
+
+func (s *Store) lockFirst(home *stream, until int64) *Message {
+	it, ok := home.avail.DeleteMin()
 	if !ok {
 		return nil
 	}
 	m := s.arena.at(it.slot)
+	s.sessions.changed(s, m)
 	s.deadlines.set(m, Never)
+	sq := &s.queues[m.queue]
 	sq.count[Available]--
 	sq.count[Locked]++
 	m.state = Locked
@@ -168,15 +205,20 @@ func (s *Store) LockFirst(q Queue, until int64) *Message {
 
 // RemoveFirst takes the first available message of q out of the store and
 // returns it, or returns nil: a receive-and-delete. The caller owns it; a
-// Snapshot with owned set recycles it on Release.
+// Snapshot with owned set recycles it on Release. For the main queue of a
+// store kept by session, use RemoveFirstIn.
 func (s *Store) RemoveFirst(q Queue) *Message {
-	sq := &s.queues[q]
-	it, ok := sq.avail.DeleteMin()
+	return s.removeFirst(&s.queues[q])
+}
+
+func (s *Store) removeFirst(home *stream) *Message {
+	it, ok := home.avail.DeleteMin()
 	if !ok {
 		return nil
 	}
 	m := s.arena.at(it.slot)
-	sq.count[Available]--
+	s.sessions.changed(s, m)
+	s.queues[m.queue].count[Available]--
 	s.deadlines.set(m, Never)
 	s.release(m)
 	return m
@@ -186,8 +228,8 @@ func (s *Store) RemoveFirst(q Queue) *Message {
 // pending deadline goes: a locked message neither expires nor activates.
 func (s *Store) Lock(m *Message, until int64) {
 	s.deadlines.set(m, Never)
+	s.unindex(m)
 	sq := &s.queues[m.queue]
-	sq.unindex(m)
 	sq.count[m.state]--
 	sq.count[Locked]++
 	m.state = Locked
@@ -200,6 +242,7 @@ func (s *Store) lock(m *Message, until int64) {
 	m.lockedUntil = until
 	m.token = s.newToken(m)
 	s.locks.insert(&s.arena, m)
+	s.sessions.locked(s, m, 1)
 }
 
 // newToken returns a lock token for m: its arena slot, masked, then 96
@@ -220,6 +263,7 @@ func (s *Store) unlock(m *Message) {
 	s.locks.remove(&s.arena, m)
 	m.token = [16]byte{}
 	m.lockedUntil = 0
+	s.sessions.locked(s, m, -1)
 }
 
 // Renew moves the end of m's lock to until; the token stays.
@@ -277,24 +321,32 @@ func (s *Store) Get(q Queue, k Key) *Message {
 
 // Ascend calls fn for every message of q with key >= from, in key order,
 // until fn returns false; with locked set, locked messages are merged in
-// (in O(locks) a call). fn must not change the store.
+// (in O(locks) a call). fn must not change the store. For the main queue of
+// a store kept by session it sees only the scheduled messages; use
+// AscendIn.
 func (s *Store) Ascend(q Queue, from Key, locked bool, fn func(*Message) bool) {
+	s.ascend(&s.queues[q], from, func(m *Message) bool {
+		return locked && m.queue == q && (s.sessions == nil || q != Main)
+	}, fn)
+}
+
+// ascend walks home's trees merged with the locked messages that mine
+// selects.
+func (s *Store) ascend(home *stream, from Key, mine func(*Message) bool, fn func(*Message) bool) {
 	var held []*Message
-	if locked {
-		for m := s.locks.first(&s.arena); m != nil; m = s.locks.next(&s.arena, m) {
-			if m.queue == q && !m.key.Less(from) {
-				held = append(held, m)
-			}
+	for m := s.locks.first(&s.arena); m != nil; m = s.locks.next(&s.arena, m) {
+		if mine(m) && !m.key.Less(from) {
+			held = append(held, m)
 		}
-		slices.SortFunc(held, func(a, b *Message) int {
-			if a.key.Less(b.key) {
-				return -1
-			}
-			return 1
-		})
 	}
+	slices.SortFunc(held, func(a, b *Message) int {
+		if a.key.Less(b.key) {
+			return -1
+		}
+		return 1
+	})
 	more := true
-	s.queues[q].ascend(from, func(slot uint32) bool {
+	home.ascend(from, func(slot uint32) bool {
 		m := s.arena.at(slot)
 		for len(held) > 0 && held[0].key.Less(m.key) {
 			if more, held = fn(held[0]), held[1:]; !more {
@@ -339,8 +391,5 @@ func (s *Store) SetProps(m *Message, props map[string]any) bool {
 // quota; the messages are left to the collector.
 func (s *Store) Clear() {
 	s.quota.used.Add(-s.bytes)
-	*s = Store{arena: newArena(), mask: s.mask, deadlines: newDeadlines(), quota: s.quota}
-	for i := range s.queues {
-		s.queues[i] = newStream()
-	}
+	*s = *New(s.quota, s.sessions != nil)
 }

@@ -11,7 +11,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func newStore() *Store { return New(NewQuota(1 << 30)) }
+func newStore() *Store { return New(NewQuota(1<<30), false) }
 
 func put(s *Store, seq int64, cp uint32, q Queue, st State) *Message {
 	m := NewMessage()
@@ -247,7 +247,7 @@ func TestDeadlineOrder(t *testing.T) {
 // the limit, changing nothing (SEMANTICS V3).
 func TestQuota(t *testing.T) {
 	q := NewQuota(100)
-	s1, s2 := New(q), New(q)
+	s1, s2 := New(q, false), New(q, false)
 	m := NewMessage()
 	m.Body = make([]byte, 40)
 	s1.Put(m, Key{Seq: 1}, Main, Available, Never)
@@ -269,4 +269,44 @@ func TestQuota(t *testing.T) {
 	require.EqualValues(t, 30, q.Used())
 	s2.Remove(n)
 	require.Zero(t, q.Used())
+}
+
+// A store kept by session takes a session's messages in order, offers the
+// unheld session whose first available message is oldest, and forgets a
+// session with nothing left (SEMANTICS SS3, SS4).
+func TestSessions(t *testing.T) {
+	s := New(NewQuota(1<<30), true)
+	msg := func(seq int64, id string) *Message {
+		m := NewMessage()
+		m.SessionID = id
+		s.Put(m, Key{Seq: seq}, Main, Available, Never)
+		return m
+	}
+	b1 := msg(1, "b")
+	msg(2, "a")
+	b3 := msg(3, "b")
+	id, ok := s.NextSession()
+	require.True(t, ok)
+	require.Equal(t, "b", id, "b's first message is oldest")
+	s.Hold("b")
+	id, _ = s.NextSession()
+	require.Equal(t, "a", id, "b is held")
+	require.Equal(t, 2, s.AvailableIn("b"))
+	require.Same(t, b1, s.LockFirstIn("b", 10))
+	var locked []*Message
+	s.LockedIn("b", func(m *Message) { locked = append(locked, m) })
+	require.Equal(t, []*Message{b1}, locked)
+	require.Equal(t, []Key{{1, 0}, {3, 0}}, func() (ks []Key) {
+		s.AscendIn("b", Key{}, true, func(m *Message) bool { ks = append(ks, m.Key()); return true })
+		return
+	}())
+	s.Move(b1, Main, Available, Never) // released to its position
+	require.Same(t, b1, s.LockFirstIn("b", 10), "first again")
+	s.Remove(b1)
+	require.Same(t, b3, s.RemoveFirstIn("b"))
+	s.Unhold("b")
+	require.Empty(t, s.sessions.byID["b"], "forgotten: nothing left")
+	require.Equal(t, []string{"a"}, s.SessionIDs())
+	require.EqualValues(t, 1, s.Count(Main, Available))
+	require.Nil(t, s.LockFirst(Main, 10), "the main stream holds no session's messages")
 }

@@ -1,0 +1,215 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/minibus-go/minibus/internal/errs"
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// Auto-forwarding (SEMANTICS F1–F3, D4). A message that becomes active in
+// an entity with ForwardTo, or is dead-lettered in one with
+// ForwardDeadLetteredMessagesTo, leaves its store under the entity's lock
+// and waits in the broker's outbox; the call that made it delivers it to
+// its destination once it holds no entity lock (flush), as a new enqueue
+// there at the instant it left. A destination that cannot take it sends it
+// back to the source's transfer dead-letter queue: nothing is lost. The
+// catch-up delivers after each event that forwarded, before any later
+// event anywhere, so time runs in order across entities (T3).
+
+// maxHops is the most ForwardTo moves a message makes (SEMANTICS F3).
+const maxHops = 4
+
+// forward is a message on its way from one entity to another.
+type forward struct {
+	from *Entity
+	key  store.Key // its key in from, for its transfer dead-letter queue
+	to   string
+	m    *store.Message
+	at   int64 // the instant it left
+}
+
+// outbox holds the messages waiting to be forwarded. mu is a leaf lock,
+// taken under entity locks; flushMu serializes deliveries and is taken with
+// no entity lock held.
+type outbox struct {
+	mu      sync.Mutex
+	waiting []forward
+	n       atomic.Int32
+	flushMu sync.Mutex
+}
+
+func (o *outbox) push(f forward) {
+	o.mu.Lock()
+	o.waiting = append(o.waiting, f)
+	o.n.Add(1)
+	o.mu.Unlock()
+}
+
+// flush delivers the messages waiting to be forwarded, and those their
+// deliveries forward further, in the order they left. A call that forwarded
+// returns only after its messages are delivered: it waits for a concurrent
+// flush that took them.
+func (b *Broker) flush() {
+	o := &b.outbox
+	if o.n.Load() == 0 {
+		return
+	}
+	o.flushMu.Lock()
+	defer o.flushMu.Unlock()
+	for o.n.Load() > 0 {
+		o.mu.Lock()
+		batch := o.waiting
+		o.waiting = nil
+		o.n.Store(0)
+		o.mu.Unlock()
+		for _, f := range batch {
+			b.deliver(f)
+		}
+	}
+}
+
+// forwardLocked sends m, which left e's store (or never entered it) under
+// key k at instant at, on to e's ForwardTo: a hop (SEMANTICS F2). Past
+// maxHops it goes to e's dead-letter queue instead (F3).
+func (e *Entity) forwardLocked(m *store.Message, k store.Key, at int64) {
+	if m.Hops >= maxHops {
+		m.DL = &store.DeadLetter{Reason: ReasonMaxHops, Description: DescriptionMaxHops}
+		e.st.Put(m, k, store.DeadLetterQueue, store.Available, store.Never)
+		e.wakeForLocked(m)
+		return
+	}
+	m.Hops++
+	if m.EnqueuedSeq == 0 {
+		m.EnqueuedSeq = k.Seq // where it entered (F2)
+	}
+	e.b.outbox.push(forward{from: e, key: k, to: e.cfg.ForwardTo, m: m, at: at})
+}
+
+// forwardDeadLetterLocked sends m, dead-lettered in e at instant at, on to
+// e's ForwardDeadLetteredMessagesTo with DeadLetterSource set (SEMANTICS
+// D4). It is not a hop.
+func (e *Entity) forwardDeadLetterLocked(m *store.Message, k store.Key, at int64) {
+	m.DL.Source = e.Path()
+	if m.EnqueuedSeq == 0 {
+		m.EnqueuedSeq = k.Seq
+	}
+	e.b.outbox.push(forward{from: e, key: k, to: e.cfg.ForwardDeadLetteredTo, m: m, at: at})
+}
+
+// forwardsDeadLetters reports whether a message dead-lettered for reason
+// leaves e (SEMANTICS D4); one that passed the hop limit stays, so that no
+// loop of entities can pass it around for ever.
+func (e *Entity) forwardsDeadLetters(reason string) bool {
+	return e.cfg.ForwardDeadLetteredTo != "" && reason != ReasonMaxHops
+}
+
+// deliver enqueues f's message in its destination, or, when the destination
+// cannot take it, in its source's transfer dead-letter queue (SEMANTICS F3).
+func (b *Broker) deliver(f forward) {
+	if b.life.closed() {
+		return
+	}
+	b.mu.Lock()
+	d := b.lookupLocked(f.to)
+	b.mu.Unlock()
+	why := "it does not exist"
+	if d != nil {
+		why = d.takeForwardLocked(f)
+	}
+	if why == "" {
+		return
+	}
+	s := f.from
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deleted.Load() {
+		return // gone with its source
+	}
+	m := f.m
+	dl := &store.DeadLetter{Reason: ReasonTransferFailed, Description: "could not forward to " + f.to + ": " + why}
+	if m.DL != nil {
+		dl.Source = m.DL.Source
+	}
+	m.DL = dl
+	s.st.Put(m, f.key, store.TransferQueue, store.Available, store.Never)
+	s.wakeForLocked(m)
+}
+
+// takeForwardLocked enqueues a forwarded message at the instant it left its
+// source, as a new message of d (SEMANTICS F2), or says why d cannot take
+// it. It locks d, and a topic's subscriptions; d is already caught up to
+// that instant.
+func (d *Entity) takeForwardLocked(f forward) (why string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m := f.m
+	switch {
+	case d.deleted.Load():
+		return "it does not exist"
+	case !d.cfg.Status.canSend():
+		return "its status is " + d.cfg.Status.String()
+	case d.sessions != nil && m.SessionID == "":
+		return "it requires a SessionID and the message has none"
+	case m.Size() > d.cfg.maxMessageSize():
+		return "the message is larger than its MaxMessageSizeInKilobytes"
+	}
+	m.Deliveries = 0
+	m.FromDeferral = false
+	kept, ids := d.dedupLocked([]*store.Message{m}, f.at)
+	if len(kept) == 0 {
+		return "" // a duplicate there: accepted and dropped (DD1)
+	}
+	var err error
+	if d.kind == KindTopic {
+		err = d.publishLocked(kept, f.at, nil)
+	} else {
+		err = d.acceptAllLocked(kept, f.at, nil)
+	}
+	if err != nil {
+		return "it is full"
+	}
+	d.recordLocked(ids, f.at)
+	d.touchLocked(f.at)
+	d.accessed = max(d.accessed, f.at)
+	return ""
+}
+
+// checkForwardTargets checks c's ForwardTo and ForwardDeadLetteredTo for an
+// entity named name (SEMANTICS F1): each must name a queue or topic that
+// exists, other than the entity itself.
+func (b *Broker) checkForwardTargets(name string, c Config, culprit string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.checkForwardTargetsLocked(name, c, culprit)
+}
+
+func (b *Broker) checkForwardTargetsLocked(name string, c Config, culprit string) error {
+	for _, t := range []struct{ field, to string }{{"ForwardTo", c.ForwardTo}, {"ForwardDeadLetteredMessagesTo", c.ForwardDeadLetteredTo}} {
+		switch {
+		case t.to == "":
+		case nameKey(t.to) == nameKey(name):
+			return errs.Errorf(errs.ErrInvalidArgument, culprit, "%s names the entity itself", t.field)
+		case b.lookupLocked(t.to) == nil:
+			return errs.Errorf(errs.ErrNotFound, culprit, "%s %q: no queue or topic of that name", t.field, t.to)
+		}
+	}
+	return nil
+}
+
+// forwardAllLocked forwards the available messages of e's main queue, at
+// instant at: ForwardTo was just set.
+func (e *Entity) forwardAllLocked(at int64) {
+	var avail []*store.Message
+	e.st.Ascend(store.Main, store.Key{}, false, func(m *store.Message) bool {
+		if m.State() == store.Available {
+			avail = append(avail, m)
+		}
+		return true
+	})
+	for _, m := range avail {
+		e.st.Detach(m)
+		e.forwardLocked(m, m.Key(), at)
+	}
+}

@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"context"
+	"slices"
+
+	"github.com/google/btree"
+	"github.com/minibus-go/minibus/internal/errs"
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// Sessions (SEMANTICS SS1–SS8). A session-enabled entity's store keeps its
+// main queue per session (store.Store.Hold and friends); the engine keeps,
+// per session, what is not messages: its state, the receiver holding it and
+// until when. A session's lock is the umbrella of its messages' locks: a
+// message received in a session is locked until the session's LockedUntil,
+// a renewal moves both, and at the session lock's end its messages' locks
+// end first, then the session's.
+
+// session is the engine's record of one session: it exists while the
+// session is held or has state.
+type session struct {
+	id    string
+	state []byte
+	// holder is the receiver that accepted the session, nil when none.
+	holder      *Receiver
+	lockedUntil int64
+	// waiters are the holder's blocked receives.
+	waiters waitList
+}
+
+// sessLock is a held session's lock end, ordered by (until, id).
+type sessLock struct {
+	until int64
+	id    string
+}
+
+func lessSessLock(a, b sessLock) bool {
+	return a.until < b.until || (a.until == b.until && a.id < b.id)
+}
+
+// sessionsOf is the session bookkeeping of a session-enabled entity,
+// guarded by its mutex.
+type sessionsOf struct {
+	byID  map[string]*session
+	locks *btree.BTreeG[sessLock] // held sessions by lock end
+}
+
+func newSessionsOf() *sessionsOf {
+	return &sessionsOf{byID: make(map[string]*session), locks: btree.NewG(8, lessSessLock)}
+}
+
+// next returns the earliest session lock end, store.Never when none is held.
+func (x *sessionsOf) next() (sessLock, bool) {
+	if x == nil {
+		return sessLock{until: store.Never}, false
+	}
+	l, ok := x.locks.Min()
+	if !ok {
+		return sessLock{until: store.Never}, false
+	}
+	return l, true
+}
+
+// forget drops s when nothing keeps it: not held, no state (SS6).
+func (x *sessionsOf) forget(s *session) {
+	if s.holder == nil && s.state == nil {
+		delete(x.byID, s.id)
+	}
+}
+
+func (e *Entity) errNoSessions() error {
+	return errs.Errorf(errs.ErrInvalidArgument, e.describe(), "the %s does not require sessions", e.kind)
+}
+
+// AcceptSession locks session id for LockDuration, whether or not it has
+// messages (SEMANTICS SS2), and returns its receiver. A session held by
+// another receiver is ErrSessionCannotBeLocked.
+func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (*Receiver, error) {
+	defer e.b.flush()
+	if e.sessions == nil {
+		return nil, e.errNoSessions()
+	}
+	now, err := e.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.enter(now); err != nil {
+		return nil, err
+	}
+	defer e.mu.Unlock()
+	if !e.cfg.Status.canReceive() {
+		return nil, errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses receives", e.cfg.Status)
+	}
+	if s := e.sessions.byID[id]; s != nil && s.holder != nil {
+		return nil, errs.Errorf(errs.ErrSessionCannotBeLocked, e.describe(), "session %q is held by another receiver", id)
+	}
+	r := e.holdLocked(id, mode, now)
+	e.touchLocked(now)
+	return r, nil
+}
+
+// AcceptNextSession waits until a session not held has an available
+// message, then locks the one whose first available message is oldest
+// (SEMANTICS SS3). If ctx ends first it returns ctx.Err().
+func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode) (*Receiver, error) {
+	defer e.b.flush()
+	if e.sessions == nil {
+		return nil, e.errNoSessions()
+	}
+	w := newWaiter(nil)
+	for {
+		now, err := e.begin(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.enter(now); err != nil {
+			return nil, err
+		}
+		if !e.cfg.Status.canReceive() {
+			e.mu.Unlock()
+			return nil, errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses receives", e.cfg.Status)
+		}
+		if id, ok := e.st.NextSession(); ok {
+			r := e.holdLocked(id, mode, now)
+			e.touchLocked(now)
+			e.mu.Unlock()
+			return r, nil
+		}
+		list := &e.waiters[store.Main]
+		list.add(w)
+		e.mu.Unlock()
+		if err := e.waitOn(ctx, list, w); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// holdLocked gives session id to a new receiver until now + LockDuration.
+func (e *Entity) holdLocked(id string, mode Mode, now int64) *Receiver {
+	s := e.sessions.byID[id]
+	if s == nil {
+		s = &session{id: id}
+		e.sessions.byID[id] = s
+	}
+	r := &Receiver{e: e, q: store.Main, mode: mode, sess: s}
+	s.holder = r
+	s.lockedUntil = after(now, int64(e.cfg.LockDuration))
+	e.sessions.locks.ReplaceOrInsert(sessLock{s.lockedUntil, id})
+	e.noteDueLocked(s.lockedUntil)
+	e.st.Hold(id)
+	return r
+}
+
+// releaseSessionLocked ends r's hold on its session at instant at: the
+// session lock expired (expired set: its locked messages' locks ended
+// first, each a failed delivery) or r closed (its locked messages return
+// without counting a delivery, SS5). Its blocked calls wake; so does a
+// receive waiting for a session, when this one has messages.
+func (e *Entity) releaseSessionLocked(s *session, at int64, expired bool) {
+	e.st.LockedIn(s.id, func(m *store.Message) {
+		if !expired {
+			m.Deliveries-- // closing does not count a delivery (SS5)
+		}
+		e.lockEndedLocked(m, at)
+	})
+	e.sessions.locks.Delete(sessLock{s.lockedUntil, s.id})
+	s.holder = nil
+	s.waiters.wakeAll()
+	e.st.Unhold(s.id)
+	if _, ok := e.st.NextSession(); ok {
+		e.waiters[store.Main].wake(1)
+	}
+	e.sessions.forget(s)
+}
+
+// sessionLost reports whether r has lost its session's lock.
+func (r *Receiver) sessionLost() bool { return r.sess != nil && r.sess.holder != r }
+
+func (r *Receiver) errSessionLost() error {
+	return errs.Errorf(errs.ErrSessionLockLost, r.Describe(), "session %q", r.sess.id)
+}
+
+// SessionID returns the id of the receiver's session; "" for a plain
+// receiver.
+func (r *Receiver) SessionID() string {
+	if r.sess == nil {
+		return ""
+	}
+	return r.sess.id
+}
+
+// LockedUntil returns when the receiver's session lock ends (SEMANTICS SS8);
+// 0 for a plain receiver.
+func (r *Receiver) LockedUntil() int64 {
+	if r.sess == nil {
+		return 0
+	}
+	r.e.mu.Lock()
+	defer r.e.mu.Unlock()
+	return r.sess.lockedUntil
+}
+
+// RenewSessionLock moves the session's lock, and its locked messages'
+// locks, to now + LockDuration (SEMANTICS SS8) and returns the new end.
+func (r *Receiver) RenewSessionLock(ctx context.Context) (int64, error) {
+	now, err := r.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	e := r.e
+	defer e.mu.Unlock()
+	s := r.sess
+	until := after(now, int64(e.cfg.LockDuration))
+	e.sessions.locks.Delete(sessLock{s.lockedUntil, s.id})
+	s.lockedUntil = until
+	e.sessions.locks.ReplaceOrInsert(sessLock{until, s.id})
+	e.st.LockedIn(s.id, func(m *store.Message) { e.st.Renew(m, until) })
+	e.noteDueLocked(until)
+	return until, nil
+}
+
+// SessionState returns the session's state; nil when never set (SEMANTICS
+// SS6). The caller copies it.
+func (r *Receiver) SessionState(ctx context.Context) ([]byte, error) {
+	if _, err := r.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer r.e.mu.Unlock()
+	return r.sess.state, nil
+}
+
+// SetSessionState replaces the session's state with state, the caller's
+// copy; nil clears it (SEMANTICS SS6).
+func (r *Receiver) SetSessionState(ctx context.Context, state []byte) error {
+	now, err := r.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.e.mu.Unlock()
+	r.sess.state = state
+	r.e.touchLocked(now)
+	return nil
+}
+
+// SessionIDs returns the ids of the entity's sessions that have messages or
+// state, sorted.
+func (e *Entity) SessionIDs(ctx context.Context) ([]string, error) {
+	if e.sessions == nil {
+		return nil, e.errNoSessions()
+	}
+	now, err := e.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.enter(now); err != nil {
+		return nil, err
+	}
+	defer e.mu.Unlock()
+	ids := e.st.SessionIDs()
+	for id, s := range e.sessions.byID {
+		if s.state != nil && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
