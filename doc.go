@@ -2,9 +2,9 @@
 // semantics of Azure Service Bus: queues, topics and subscriptions with SQL
 // and correlation filters and rule actions, peek-lock and
 // receive-and-delete receivers, lock expiry and renewal, MaxDeliveryCount,
-// dead-letter queues, deferral, time to live, scheduled messages and
-// auto-delete-on-idle, all driven by an injectable clock so that tests can
-// travel in time.
+// dead-letter queues, deferral, time to live, scheduled messages, sessions,
+// duplicate detection, auto-forwarding and auto-delete-on-idle, all driven
+// by an injectable clock so that tests can travel in time.
 //
 // The rules minibus follows are numbered in SEMANTICS.md (T1, L6, E4, …);
 // doc comments and tests cite them.
@@ -46,6 +46,17 @@
 // subscription's copy). A subscription receives like a queue: NewReceiver,
 // settlement, dead-letter queue and all. Scheduled messages wait in the
 // topic and are copied at their time.
+//
+// # Sessions, duplicate detection and forwarding
+//
+// A queue or subscription with RequiresSession is read through sessions:
+// [Queue.AcceptSession] and [Queue.AcceptNextSession] return a
+// [SessionReceiver] that holds one session's lock and sees only its
+// messages, in order, with state kept per session. RequiresDuplicateDetection
+// drops a resend of a MessageID within the history window. ForwardTo moves
+// every message on to another queue or topic, ForwardDeadLetteredMessagesTo
+// the dead-lettered ones; what cannot be delivered lands in the source's
+// transfer dead-letter queue ([SubQueueTransfer]).
 //
 // # Time and clocks
 //
@@ -93,9 +104,7 @@
 //
 // # Caveats
 //
-// Messages live in memory only. Sessions, duplicate detection and
-// auto-forwarding are not built yet: the properties that turn them on are
-// refused with [ErrInvalidArgument].
+// Messages live in memory only.
 //
 // # Architecture
 //
