@@ -2,82 +2,15 @@ package minibus_test
 
 import (
 	"context"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
 	"github.com/stretchr/testify/require"
 )
-
-// T1: no code in the broker reads the wall clock or sleeps: it parses every
-// non-test Go file of the module (examples and internal/modeltest, the
-// model test's harness, excepted) and fails on direct use of the time
-// functions that bypass the injected clock.
-func TestT1_NoDirectTimeCalls(t *testing.T) {
-	banned := map[string]bool{
-		"Now": true, "Sleep": true, "After": true, "AfterFunc": true, "NewTimer": true,
-		"NewTicker": true, "Since": true, "Until": true, "Tick": true,
-	}
-	fset := token.NewFileSet()
-	var checked int
-	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "examples" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() && path == filepath.Join("internal", "modeltest") {
-			return filepath.SkipDir // test code: its hang guards wait on the real clock
-		}
-		if d.IsDir() && path != "." {
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-				return filepath.SkipDir // another module
-			}
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		checked++
-		timeName := ""
-		for _, imp := range f.Imports {
-			if imp.Path.Value == `"time"` {
-				timeName = "time"
-				if imp.Name != nil {
-					timeName = imp.Name.Name
-				}
-			}
-		}
-		if timeName == "" {
-			return nil
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			if x, ok := sel.X.(*ast.Ident); ok && x.Name == timeName && banned[sel.Sel.Name] {
-				t.Errorf("%s: time.%s bypasses the namespace clock (SEMANTICS T1)", fset.Position(sel.Pos()), sel.Sel.Name)
-			}
-			return true
-		})
-		return nil
-	})
-	require.NoError(t, err)
-	require.Greater(t, checked, 10, "the walk found the package's files")
-}
 
 // Close: blocked calls return ErrClosed, later calls return ErrClosed, Close
 // is idempotent, and (goleak, synctest) no goroutine survives it.
@@ -113,6 +46,40 @@ func TestCloseNamespace(t *testing.T) {
 	_, err = e.ns.Queue("q")
 	requireSentinel(t, err, minibus.ErrClosed, "namespace")
 	require.Nil(t, e.ns.Queues())
+}
+
+// L11, Close: Namespace.Close wakes a blocked receiver, which returns
+// ErrClosed.
+func TestL11_NamespaceCloseWakesBlockedReceiver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		mock := clock.NewMock()
+		ns := minibus.NewNamespace(minibus.WithClock(mock))
+		q, err := ns.CreateQueue("q", nil)
+		require.NoError(t, err)
+		r, err := q.NewReceiver(nil)
+		require.NoError(t, err)
+		defer r.Close(ctx) // also wakes a receive a broken Close left blocked
+		type result struct {
+			msgs []*minibus.ReceivedMessage
+			err  error
+		}
+		done := make(chan result, 1)
+		go func() {
+			msgs, err := r.ReceiveMessages(ctx, 1, nil)
+			done <- result{msgs, err}
+		}()
+		synctest.Wait()
+		require.Empty(t, done, "blocked: the queue is empty")
+		require.NoError(t, ns.Close())
+		select {
+		case res := <-done:
+			require.Nil(t, res.msgs)
+			requireSentinel(t, res.err, minibus.ErrClosed, "")
+		case <-time.After(resultTimeout):
+			t.Fatal("Namespace.Close did not wake the blocked receiver")
+		}
+	})
 }
 
 // A whole lifecycle on the real clock inside a synctest bubble, where time is

@@ -48,6 +48,19 @@ func TestE1_E2_EffectiveTTL(t *testing.T) {
 	}
 }
 
+// E1: the topic's DefaultMessageTimeToLive caps a subscription's.
+func TestE1_TopicTTLCapsSubscription(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", &minibus.TopicProperties{DefaultMessageTimeToLive: time.Minute})
+	long := e.subscription(top, "long", &minibus.SubscriptionProperties{DefaultMessageTimeToLive: time.Hour})
+	short := e.subscription(top, "short", &minibus.SubscriptionProperties{DefaultMessageTimeToLive: 10 * time.Second})
+	require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{TimeToLive: 2 * time.Hour}, nil))
+	require.True(t, e.peekAll(e.receiver(long, nil))[0].ExpiresAt.Equal(at(time.Minute)))
+	require.True(t, e.peekAll(e.receiver(short, nil))[0].ExpiresAt.Equal(at(10*time.Second)))
+	e.mock.Add(time.Minute)
+	require.Zero(t, long.RuntimeProperties().TotalMessageCount)
+}
+
 // E3, T2: a message is expired when now >= ExpiresAt: one nanosecond
 // before it is received, counted and peeked; at ExpiresAt it is none of
 // them.

@@ -212,3 +212,15 @@ func (c *countingClock) Tick(d time.Duration) <-chan time.Time {
 	c.timers.Add(1)
 	return c.Clock.Tick(d)
 }
+
+// resultTimeout bounds how long a test waits for a woken receiver: a hang
+// detector, never a wait for the broker to act.
+const resultTimeout = 10 * time.Second
+
+func ruleNames(rules []minibus.Rule) []string {
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.Name
+	}
+	return out
+}

@@ -2,126 +2,109 @@ package minibus_test
 
 import (
 	"context"
-	"strconv"
-	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
+	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
 	"github.com/stretchr/testify/require"
 )
 
-// V4 under concurrency: the broker recycles the records and bodies of
-// messages that are gone. While receivers complete, peekers peek, a
-// receive-and-delete receiver drains and the clock makes unsettled locks
-// expire, every message any of them gets must carry its own body, never
-// another's.
-func TestV4_RecycledBodiesNeverLeak(t *testing.T) {
+func TestNewReceiverBadOptions(t *testing.T) {
 	e := newEnv(t)
-	q := e.queue("q", &minibus.QueueProperties{LockDuration: 5 * time.Second, MaxDeliveryCount: 100})
-	const n = 2000
-	ctx, cancel := context.WithCancel(e.ctx)
-	defer cancel()
-	check := func(ms []*minibus.ReceivedMessage) {
-		for _, m := range ms {
-			if string(m.Body) != m.MessageID {
-				t.Errorf("message %s has body %q", m.MessageID, m.Body)
-			}
-		}
-	}
-	sent := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(sent)
-		for i := range n {
-			id := strconv.Itoa(i)
-			if err := q.SendMessage(ctx, &minibus.Message{MessageID: id, Body: []byte(id)}, nil); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	})
-	for c := range 3 {
-		mode := minibus.ReceiveModePeekLock
-		if c == 2 {
-			mode = minibus.ReceiveModeReceiveAndDelete
-		}
-		r := e.receiver(q, &minibus.ReceiverOptions{ReceiveMode: mode})
-		wg.Go(func() {
-			for {
-				ms, err := r.ReceiveMessages(ctx, 16, nil)
-				if err != nil {
-					return // cancelled at the end
-				}
-				check(ms)
-				for i, m := range ms {
-					if mode == minibus.ReceiveModeReceiveAndDelete || i%7 == 3 {
-						continue // gone already, or left for its lock to expire
-					}
-					_ = r.CompleteMessage(ctx, m, nil) // its lock may have expired: fine
-				}
-			}
-		})
-	}
-	for range 2 {
-		p := e.receiver(q, nil)
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				ms, err := p.PeekMessages(ctx, 50, &minibus.PeekMessagesOptions{FromSequenceNumber: 1})
-				if err != nil {
-					return
-				}
-				check(ms)
-			}
-		})
-	}
-	// This goroutine alone moves the clock, until everything is settled.
-	drained := false
-	for range 100000 {
-		e.mock.Add(time.Second)
-		select {
-		case <-sent:
-			drained = q.RuntimeProperties().ActiveMessageCount == 0
-		default:
-		}
-		if drained {
-			break
-		}
-	}
-	cancel()
-	wg.Wait()
-	require.True(t, drained, "the queue was not drained")
-	require.Zero(t, q.RuntimeProperties().TotalMessageCount, "nothing was dead-lettered")
+	q := e.queue("q", nil)
+	_, err := q.NewReceiver(&minibus.ReceiverOptions{ReceiveMode: 5})
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "ReceiveMode")
+	_, err = q.NewReceiver(&minibus.ReceiverOptions{SubQueue: -1})
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "SubQueue")
+	_, err = q.AcceptSession(e.ctx, "s", nil)
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "does not require sessions")
+	_, err = q.AcceptNextSession(e.ctx, nil)
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "does not require sessions")
+	var nilQ *minibus.Queue
+	requireSentinel(t, nilQ.SendMessage(e.ctx, &minibus.Message{}, nil), minibus.ErrInvalidArgument, "nil *Queue")
+	//lint:ignore SA1012 a nil context is bad input that must not panic
+	requireSentinel(t, q.SendMessage(nil, &minibus.Message{}, nil), minibus.ErrInvalidArgument, "nil context")
 }
 
-// V4, R1: the copies a topic makes share one stored body; completing a copy
-// in one subscription, which recycles what it can, leaves the others'
-// bodies intact.
-func TestV4_TopicCopiesKeepTheirBodies(t *testing.T) {
-	e := newEnv(t)
-	top := e.topic("t", nil)
-	a := e.receiver(e.subscription(top, "a", nil), nil)
-	b := e.receiver(e.subscription(top, "b", nil), nil)
-	for round := range 20 {
-		bodies := make([]string, 20)
-		for i := range bodies {
-			bodies[i] = strconv.Itoa(round*100 + i)
-			require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{Body: []byte(bodies[i])}, nil))
+// L8: ReceiveMessages returns min(maxMessages, available) messages in one
+// call, in sequence order: 150 of 200, then the other 50 (no cap below
+// maxMessages), in both receive modes.
+func TestL8_ReceiveReturnsMinOfMaxAndAvailable(t *testing.T) {
+	for _, mode := range []minibus.ReceiveMode{minibus.ReceiveModePeekLock, minibus.ReceiveModeReceiveAndDelete} {
+		e := newEnv(t)
+		q := e.queue("q", nil)
+		all := make([]string, 200)
+		for i := range all {
+			all[i] = "m"
 		}
-		for _, m := range e.receive(a, 20) {
-			require.NoError(t, a.CompleteMessage(e.ctx, m, nil))
+		e.send(q, all...)
+		r := e.receiver(q, &minibus.ReceiverOptions{ReceiveMode: mode})
+		want := make([]int64, 200)
+		for i := range want {
+			want[i] = int64(i + 1)
 		}
-		// New sends would reuse any recycled body.
-		require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{Body: []byte("overwrite!")}, nil))
-		got := e.receive(b, 21)
-		for i, want := range bodies {
-			require.Equal(t, want, string(got[i].Body))
-		}
-		for _, m := range got {
-			require.NoError(t, b.CompleteMessage(e.ctx, m, nil))
-		}
-		for _, m := range e.receive(a, 1) {
-			require.NoError(t, a.CompleteMessage(e.ctx, m, nil))
-		}
+		first, err := r.ReceiveMessages(e.ctx, 150, nil)
+		require.NoError(t, err)
+		require.Equal(t, want[:150], seqs(first), "mode %v: exactly 150 of 200 in one call", mode)
+		rest, err := r.ReceiveMessages(e.ctx, 150, nil)
+		require.NoError(t, err)
+		require.Equal(t, want[150:], seqs(rest), "mode %v: the 50 left", mode)
 	}
+}
+
+// L11: Receiver.Close wakes that receiver's own blocked ReceiveMessages,
+// which returns ErrClosed; another receiver's blocked call stays blocked.
+// In a synctest bubble, so that "blocked" is exact.
+func TestL11_ReceiverCloseWakesItsBlockedReceive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		mock := clock.NewMock()
+		ns := minibus.NewNamespace(minibus.WithClock(mock))
+		defer ns.Close() // also wakes a receive a broken Close left blocked
+		q, err := ns.CreateQueue("q", nil)
+		require.NoError(t, err)
+		closing, err := q.NewReceiver(nil)
+		require.NoError(t, err)
+		other, err := q.NewReceiver(nil)
+		require.NoError(t, err)
+		type result struct {
+			msgs []*minibus.ReceivedMessage
+			err  error
+		}
+		closingDone := make(chan result, 1)
+		otherDone := make(chan result, 1)
+		go func() {
+			msgs, err := closing.ReceiveMessages(ctx, 1, nil)
+			closingDone <- result{msgs, err}
+		}()
+		go func() {
+			msgs, err := other.ReceiveMessages(ctx, 1, nil)
+			otherDone <- result{msgs, err}
+		}()
+		synctest.Wait()
+		require.Empty(t, closingDone, "blocked: the queue is empty")
+		require.Empty(t, otherDone, "blocked: the queue is empty")
+
+		require.NoError(t, closing.Close(ctx))
+		synctest.Wait()
+		select {
+		case res := <-closingDone:
+			require.Nil(t, res.msgs)
+			requireSentinel(t, res.err, minibus.ErrClosed, "receiver")
+		default:
+			t.Fatal("Receiver.Close did not wake its blocked ReceiveMessages")
+		}
+		require.Empty(t, otherDone, "another receiver's blocked call is not woken")
+
+		require.NoError(t, q.SendMessage(ctx, &minibus.Message{Body: []byte("a")}, nil))
+		synctest.Wait()
+		select {
+		case res := <-otherDone:
+			require.NoError(t, res.err)
+			require.Equal(t, []string{"a"}, bodies(res.msgs))
+		default:
+			t.Fatal("the other receiver did not get the message")
+		}
+	})
 }

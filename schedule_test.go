@@ -67,6 +67,37 @@ func TestS1_ScheduledEnqueueTime(t *testing.T) {
 	require.Equal(t, []int64{5}, seqs(e.receive(r, 1)))
 }
 
+// S1, Q1: ScheduleMessages with a zero time.Time is ErrInvalidArgument and
+// schedules, enqueues and numbers nothing, on a queue and on a topic.
+func TestS1_ScheduleAtZeroTimeIsInvalid(t *testing.T) {
+	t.Run("queue", func(t *testing.T) {
+		e := newEnv(t)
+		q := e.queue("q", nil)
+		got, err := q.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("zero")}}, time.Time{}, nil)
+		requireSentinel(t, err, minibus.ErrInvalidArgument, `queue "q"`)
+		require.Nil(t, got)
+		require.Zero(t, q.RuntimeProperties().TotalMessageCount, "nothing scheduled or enqueued")
+		e.send(q, "next")
+		m := e.receive(e.receiver(q, nil), 1)[0]
+		require.Equal(t, "next", string(m.Body))
+		require.EqualValues(t, 1, m.SequenceNumber, "no number was taken")
+	})
+	t.Run("topic", func(t *testing.T) {
+		e := newEnv(t)
+		top := e.topic("t", nil)
+		s := e.subscription(top, "s", nil)
+		got, err := top.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("zero")}}, time.Time{}, nil)
+		requireSentinel(t, err, minibus.ErrInvalidArgument, `topic "t"`)
+		require.Nil(t, got)
+		require.Zero(t, top.RuntimeProperties().ScheduledMessageCount, "nothing scheduled")
+		require.Zero(t, s.RuntimeProperties().TotalMessageCount, "nothing enqueued")
+		e.send(top, "next")
+		m := e.receive(e.receiver(s, nil), 1)[0]
+		require.Equal(t, "next", string(m.Body))
+		require.EqualValues(t, 1, m.SequenceNumber, "no number was taken")
+	})
+}
+
 // T3: scheduled messages activate in time order, ties in sequence order,
 // whatever order they were scheduled in; one clock jump over all of them
 // gives the same result as stepping through.
@@ -133,4 +164,131 @@ func TestS4_TTLAtActivation(t *testing.T) {
 	require.EqualValues(t, 1, q.RuntimeProperties().ActiveMessageCount)
 	e.mock.Add(1)
 	require.Zero(t, q.RuntimeProperties().TotalMessageCount)
+}
+
+// S5, S4, Q1: a scheduled message waits in the topic (counted there, not
+// peekable in subscriptions) and fans out at activation with a new number,
+// under the rules of that time.
+func TestS5_ScheduledInTopic(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", nil)
+	s := e.subscription(top, "s", nil)
+	scheduled, err := top.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("later")}}, at(time.Minute), nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1}, scheduled)
+	require.EqualValues(t, 1, top.RuntimeProperties().ScheduledMessageCount)
+	r := e.receiver(s, nil)
+	require.Empty(t, e.peekAll(r), "scheduled messages stay in the topic")
+	require.NoError(t, s.CreateRule("late", &minibus.RuleProperties{Action: minibus.SQLAction{Expression: "SET late = 1"}}))
+	e.mock.Add(time.Minute)
+	got := e.receive(r, 2)
+	require.Equal(t, []int64{2, 2}, seqs(got))
+	require.True(t, got[0].EnqueuedTime.Equal(at(time.Minute)))
+	require.Equal(t, int64(1), got[1].ApplicationProperties["late"], "the rule added after scheduling applies")
+	require.Zero(t, top.RuntimeProperties().ScheduledMessageCount)
+
+	scheduled, err = top.ScheduleMessages(e.ctx, []*minibus.Message{{}}, at(2*time.Minute), nil)
+	require.NoError(t, err)
+	require.NoError(t, top.CancelScheduledMessages(e.ctx, scheduled, nil))
+	requireSentinel(t, top.CancelScheduledMessages(e.ctx, scheduled, nil), minibus.ErrMessageNotFound, "sequence number 3")
+}
+
+// V3, S5: a topic's quota counts its scheduled messages: with scheduled
+// messages filling all but 1 KiB of it, a send or a schedule of 2 KiB is
+// ErrQuotaExceeded, and one of 1 KiB fits exactly. (One subscription with a
+// TrueFilter: a message's copies are the size of the message.)
+func TestV3_TopicQuotaCountsScheduledMessages(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", &minibus.TopicProperties{MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1})
+	s := e.subscription(top, "s", nil)
+	kib := func() *minibus.Message { return &minibus.Message{MessageID: "m", Body: make([]byte, 1023)} } // 1024 bytes
+	batch := func(n int) []*minibus.Message {
+		out := make([]*minibus.Message, n)
+		for i := range out {
+			out[i] = kib()
+		}
+		return out
+	}
+	for left := 1023; left > 0; left -= 100 {
+		_, err := top.ScheduleMessages(e.ctx, batch(min(left, 100)), at(time.Hour), nil)
+		require.NoError(t, err)
+	}
+	rp := top.RuntimeProperties()
+	require.EqualValues(t, 1023, rp.ScheduledMessageCount)
+	require.EqualValues(t, 1023*1024, rp.SizeInBytes, "the scheduled messages count")
+
+	requireSentinel(t, top.SendMessages(e.ctx, batch(2), nil), minibus.ErrQuotaExceeded, `topic "t"`)
+	_, err := top.ScheduleMessages(e.ctx, batch(2), at(time.Hour), nil)
+	requireSentinel(t, err, minibus.ErrQuotaExceeded, `topic "t"`)
+	require.Zero(t, s.RuntimeProperties().TotalMessageCount, "nothing enqueued")
+	require.EqualValues(t, 1023, top.RuntimeProperties().ScheduledMessageCount, "nothing scheduled")
+
+	require.NoError(t, top.SendMessages(e.ctx, batch(1), nil), "exactly 1 MiB fits")
+	require.EqualValues(t, 1<<20, top.RuntimeProperties().SizeInBytes)
+	requireSentinel(t, top.SendMessages(e.ctx, batch(1), nil), minibus.ErrQuotaExceeded, `topic "t"`)
+}
+
+// V3, S5: ScheduleMessages on a topic, and SendMessage with a future
+// ScheduledEnqueueTime, are checked against the copies the subscriptions'
+// rules would make now, as an immediate send is: refused with
+// ErrQuotaExceeded when those copies would pass MaxSizeInMegabytes. A
+// schedule whose copies fit is accepted (a FalseFilter subscription makes
+// no copy) and copied at activation.
+func TestV3_ScheduledTopicMessageQuotaCountsCopies(t *testing.T) {
+	const kib = 1024
+	// msg is a message of exactly n KiB.
+	msg := func(n int, at time.Time) *minibus.Message {
+		return &minibus.Message{MessageID: "m", Body: make([]byte, n*kib-1), ScheduledEnqueueTime: at}
+	}
+	setup := func(t *testing.T) (*env, *minibus.Topic, []*minibus.Subscription) {
+		e := newEnv(t)
+		top := e.topic("t", &minibus.TopicProperties{MaxSizeInMegabytes: 1})
+		var subs []*minibus.Subscription
+		for _, name := range []string{"a", "b", "c"} {
+			subs = append(subs, e.subscription(top, name, nil))
+		}
+		subs = append(subs, e.subscription(top, "none", &minibus.SubscriptionProperties{
+			DefaultRule: &minibus.RuleProperties{Filter: minibus.FalseFilter{}},
+		}))
+		return e, top, subs
+	}
+	totals := func(subs []*minibus.Subscription) []int64 {
+		out := make([]int64, len(subs))
+		for i, s := range subs {
+			out[i] = s.RuntimeProperties().TotalMessageCount
+		}
+		return out
+	}
+
+	t.Run("ScheduleMessages", func(t *testing.T) {
+		e, top, subs := setup(t)
+		// 2 messages of 200 KiB: 6 copies, 1200 KiB, in an empty 1 MiB topic.
+		seqs, err := top.ScheduleMessages(e.ctx, []*minibus.Message{msg(200, time.Time{}), msg(200, time.Time{})}, at(time.Hour), nil)
+		requireSentinel(t, err, minibus.ErrQuotaExceeded, `topic "t"`)
+		require.Nil(t, seqs)
+		require.Zero(t, top.RuntimeProperties().ScheduledMessageCount, "nothing scheduled")
+		require.Zero(t, top.RuntimeProperties().SizeInBytes)
+		e.advanceTo(2 * time.Hour)
+		require.Equal(t, []int64{0, 0, 0, 0}, totals(subs), "nothing activated")
+	})
+
+	t.Run("SendMessage with ScheduledEnqueueTime", func(t *testing.T) {
+		e, top, subs := setup(t)
+		require.NoError(t, top.SendMessage(e.ctx, msg(200, time.Time{}), nil))
+		require.EqualValues(t, 600*kib, top.RuntimeProperties().SizeInBytes, "3 copies")
+		// 200 KiB more, scheduled: 3 copies would make 1200 KiB.
+		err := top.SendMessage(e.ctx, msg(200, at(time.Hour)), nil)
+		requireSentinel(t, err, minibus.ErrQuotaExceeded, `topic "t"`)
+		_, err = top.ScheduleMessages(e.ctx, []*minibus.Message{msg(200, time.Time{})}, at(time.Hour), nil)
+		requireSentinel(t, err, minibus.ErrQuotaExceeded, `topic "t"`)
+		require.Zero(t, top.RuntimeProperties().ScheduledMessageCount, "nothing scheduled")
+		require.EqualValues(t, 600*kib, top.RuntimeProperties().SizeInBytes)
+
+		// 130 KiB: the rules make 3 copies (990 KiB in all), not 4 (1120).
+		_, err = top.ScheduleMessages(e.ctx, []*minibus.Message{msg(130, time.Time{})}, at(time.Hour), nil)
+		require.NoError(t, err, "copies that fit are accepted")
+		e.advanceTo(time.Hour)
+		require.Equal(t, []int64{2, 2, 2, 0}, totals(subs), "copied at activation")
+		require.EqualValues(t, 990*kib, top.RuntimeProperties().SizeInBytes)
+	})
 }

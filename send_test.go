@@ -31,53 +31,6 @@ func TestQ1_Q3_SequenceNumbersAndEnqueuedTime(t *testing.T) {
 	require.Equal(t, []int64{1}, seqs(e.receive(ro, 1)), "numbering is per queue")
 }
 
-// DD2, V4: a message sent without MessageID gets a random one; fields come
-// back as sent; the broker copied the body and properties.
-func TestMessageFieldsRoundTrip(t *testing.T) {
-	e := newEnv(t)
-	q := e.queue("q", nil)
-	body := []byte("body")
-	props := map[string]any{"s": "x", "i": 1, "f": 1.5, "b": true, "t": epoch, "d": time.Second, "raw": []byte("r"), "nil": nil}
-	sent := &minibus.Message{
-		MessageID: "id-1", Body: body, ContentType: "text/plain", CorrelationID: "corr", Subject: "subj",
-		To: "to", ReplyTo: "reply", ReplyToSessionID: "rs", PartitionKey: "pk",
-		TimeToLive: time.Hour, ApplicationProperties: props,
-	}
-	require.NoError(t, q.SendMessage(e.ctx, sent, nil))
-	body[0] = 'X'
-	props["s"] = "changed"
-	props["raw"].([]byte)[0] = 'X'
-	require.NoError(t, q.SendMessage(e.ctx, &minibus.Message{}, nil))
-
-	r := e.receiver(q, nil)
-	got := e.receive(r, 2)
-	m := got[0]
-	require.Equal(t, "body", string(m.Body))
-	require.Equal(t, "id-1", m.MessageID)
-	require.Equal(t, "text/plain", m.ContentType)
-	require.Equal(t, "corr", m.CorrelationID)
-	require.Equal(t, "subj", m.Subject)
-	require.Equal(t, "to", m.To)
-	require.Equal(t, "reply", m.ReplyTo)
-	require.Equal(t, "rs", m.ReplyToSessionID)
-	require.Equal(t, "pk", m.PartitionKey)
-	require.Equal(t, time.Hour, m.TimeToLive)
-	require.True(t, m.ExpiresAt.Equal(at(time.Hour)))
-	require.Equal(t, "x", m.ApplicationProperties["s"])
-	require.Equal(t, []byte("r"), m.ApplicationProperties["raw"])
-	require.Len(t, m.ApplicationProperties, len(props))
-
-	require.Len(t, got[1].MessageID, 32, "DD2: a random id")
-	require.NotEqual(t, got[1].MessageID, e.receiveAllAfterSend(q, r).MessageID)
-}
-
-// receiveAllAfterSend sends an empty message and receives it.
-func (e *env) receiveAllAfterSend(q *minibus.Queue, r *minibus.Receiver) *minibus.ReceivedMessage {
-	e.t.Helper()
-	require.NoError(e.t, q.SendMessage(e.ctx, &minibus.Message{}, nil))
-	return e.receive(r, 1)[0]
-}
-
 // Bad messages are ErrInvalidArgument naming the message and field, and a
 // batch with one bad message enqueues nothing.
 func TestSendBadInput(t *testing.T) {
@@ -137,4 +90,72 @@ func TestV3_SizeLimits(t *testing.T) {
 	err = q.SendMessages(e.ctx, batch[:3], nil)
 	requireSentinel(t, err, minibus.ErrQuotaExceeded, "plus 3072 bytes")
 	require.NoError(t, q.SendMessages(e.ctx, batch[:2], nil))
+}
+
+// V3, DD2: a message refused as too large when the sender gave no
+// MessageID says that the MessageID the broker made counted.
+func TestV3_TooLargeErrorMentionsBrokerMessageID(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", &minibus.QueueProperties{MaxMessageSizeInKilobytes: 1})
+	top := e.topic("t", &minibus.TopicProperties{MaxMessageSizeInKilobytes: 1})
+	// 1000 bytes of body plus the 32 of the broker-made id: 1032 > 1024.
+	for _, s := range []sender{q, top} {
+		err := s.SendMessages(e.ctx, []*minibus.Message{{Body: make([]byte, 1000)}}, nil)
+		requireSentinel(t, err, minibus.ErrMessageTooLarge, "1032 bytes")
+		require.Contains(t, err.Error(), "MessageID", "the broker-made MessageID counted")
+	}
+	require.Zero(t, q.RuntimeProperties().TotalMessageCount)
+}
+
+// R1, Q2: every matching subscription gets its own copy carrying the topic's
+// sequence number; copies are independent.
+func TestR1_Q2_FanOut(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("orders", nil)
+	all := e.subscription(top, "all", nil)
+	eu := e.subscription(top, "eu", &minibus.SubscriptionProperties{DefaultRule: &minibus.RuleProperties{
+		Filter: minibus.SQLFilter{Expression: "region = 'eu'"},
+	}})
+	require.NoError(t, top.SendMessages(e.ctx, []*minibus.Message{
+		{Body: []byte("1"), ApplicationProperties: map[string]any{"region": "eu"}},
+		{Body: []byte("2"), ApplicationProperties: map[string]any{"region": "us"}},
+	}, nil))
+
+	ra := e.receiver(all, nil)
+	re := e.receiver(eu, nil)
+	gotAll := e.receive(ra, 2)
+	gotEU := e.receive(re, 1)
+	require.Equal(t, []int64{1, 2}, seqs(gotAll))
+	require.Equal(t, []int64{1}, seqs(gotEU), "the topic's number (Q2)")
+	require.NoError(t, ra.CompleteMessage(e.ctx, gotAll[0], nil))
+	require.NoError(t, re.AbandonMessage(e.ctx, gotEU[0], nil))
+	again := e.receive(re, 1)[0]
+	require.EqualValues(t, 2, again.DeliveryCount, "its own delivery count")
+	require.EqualValues(t, 1, all.RuntimeProperties().ActiveMessageCount)
+	require.EqualValues(t, 1, eu.RuntimeProperties().ActiveMessageCount)
+	gotAll[1].Body[0] = 'X'
+	require.Equal(t, "2", string(e.peekAll(ra)[0].Body), "copies share nothing with callers")
+}
+
+// V3: a topic's quota counts its scheduled messages and every copy in its
+// subscriptions; a batch is all or nothing.
+func TestV3_TopicQuota(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", &minibus.TopicProperties{MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1})
+	e.subscription(top, "a", nil)
+	e.subscription(top, "b", nil)
+	big := func() *minibus.Message { return &minibus.Message{MessageID: "m", Body: make([]byte, 1023)} }
+	batch := make([]*minibus.Message, 512)
+	for i := range batch {
+		batch[i] = big()
+	}
+	require.NoError(t, top.SendMessages(e.ctx, batch[:511], nil))
+	_, err := top.ScheduleMessages(e.ctx, []*minibus.Message{big()}, at(time.Hour), nil)
+	require.NoError(t, err)
+	require.EqualValues(t, 1<<20-1024, top.RuntimeProperties().SizeInBytes)
+	err = top.SendMessage(e.ctx, big(), nil)
+	requireSentinel(t, err, minibus.ErrQuotaExceeded, "2048 bytes of messages and copies")
+	require.EqualValues(t, 1<<20-1024, top.RuntimeProperties().SizeInBytes, "nothing was enqueued")
+	err = top.SendMessage(e.ctx, &minibus.Message{MessageID: "m", Body: make([]byte, 1024)}, nil)
+	requireSentinel(t, err, minibus.ErrMessageTooLarge, "1025 bytes")
 }

@@ -8,25 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A3, T2: a queue idle for AutoDeleteOnIdle is deleted at exactly that
-// instant with its messages: its name is free, old handles and receivers
-// return ErrNotFound.
-func TestA3_IdleQueueIsDeleted(t *testing.T) {
+// A1: AutoDeleteOnIdle is zero (never) or at least 5 minutes; zero keeps a
+// queue forever.
+func TestA1_NeverIdle(t *testing.T) {
 	e := newEnv(t)
-	q := e.queue("q", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
-	e.send(q, "a")
-	r := e.receiver(q, nil)
-	e.mock.Add(5*time.Minute - 1)
+	e.queue("q", nil)
+	e.mock.Add(100 * 24 * time.Hour)
 	require.Equal(t, []string{"q"}, e.ns.Queues())
-	e.mock.Add(1)
-	require.Empty(t, e.ns.Queues())
-	_, err := e.ns.Queue("q")
-	requireSentinel(t, err, minibus.ErrNotFound, `queue "q"`)
-	requireSentinel(t, q.SendMessage(e.ctx, &minibus.Message{}, nil), minibus.ErrNotFound, `queue "q"`)
-	_, err = r.PeekMessages(e.ctx, 1, nil)
-	requireSentinel(t, err, minibus.ErrNotFound, `queue "q"`)
-	fresh := e.queue("q", nil)
-	require.Zero(t, fresh.RuntimeProperties().TotalMessageCount)
+	_, err := e.ns.CreateQueue("short", &minibus.QueueProperties{AutoDeleteOnIdle: time.Minute})
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "AutoDeleteOnIdle 1m0s is less than 5m0s")
 }
 
 // A2: each activity of the list restarts the idle time; reading properties
@@ -108,13 +98,61 @@ func TestA2_ScheduledMessagesKeepQueueAlive(t *testing.T) {
 	require.Empty(t, e.ns.Queues())
 }
 
-// A1: AutoDeleteOnIdle is zero (never) or at least 5 minutes; zero keeps a
-// queue forever.
-func TestA1_NeverIdle(t *testing.T) {
+// A2, A3, A5: activity on a subscription is its topic's activity too; an
+// idle subscription is deleted alone; an idle or deleted topic takes its
+// subscriptions with it.
+func TestA2_A5_TopicAndSubscriptionIdle(t *testing.T) {
 	e := newEnv(t)
-	e.queue("q", nil)
-	e.mock.Add(100 * 24 * time.Hour)
+	top := e.topic("t", &minibus.TopicProperties{AutoDeleteOnIdle: 10 * time.Minute})
+	busy := e.subscription(top, "busy", nil)
+	idle := e.subscription(top, "idle", &minibus.SubscriptionProperties{AutoDeleteOnIdle: 5 * time.Minute})
+	rb := e.receiver(busy, nil)
+	e.mock.Add(4 * time.Minute)
+	e.send(top, "x") // topic activity, not the subscriptions'
+	e.mock.Add(time.Minute)
+	require.Equal(t, []string{"busy"}, top.Subscriptions(), "the idle subscription went at +5m")
+	_, err := idle.NewReceiver(nil)
+	requireSentinel(t, err, minibus.ErrNotFound, `subscription "t/Subscriptions/idle"`)
+	_, err = rb.PeekMessages(e.ctx, 1, nil)
+	require.NoError(t, err)
+	for range 3 {
+		e.mock.Add(9 * time.Minute)
+		_, err := rb.PeekMessages(e.ctx, 1, nil) // subscription activity keeps the topic alive
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{"t"}, e.ns.Topics())
+	e.mock.Add(10 * time.Minute)
+	require.Empty(t, e.ns.Topics())
+	_, err = rb.PeekMessages(e.ctx, 1, nil)
+	requireSentinel(t, err, minibus.ErrNotFound, `subscription "t/Subscriptions/busy"`)
+
+	again := e.topic("t", nil)
+	s := e.subscription(again, "s", nil)
+	require.NoError(t, e.ns.DeleteTopic("T"))
+	requireSentinel(t, s.CreateRule("r", nil), minibus.ErrNotFound, `subscription "t/Subscriptions/s"`)
+	requireSentinel(t, again.SendMessage(e.ctx, &minibus.Message{}, nil), minibus.ErrNotFound, `topic "t"`)
+	_, err = again.CreateSubscription("new", nil)
+	requireSentinel(t, err, minibus.ErrNotFound, `topic "t"`)
+	require.Nil(t, again.Subscriptions())
+}
+
+// A3, T2: a queue idle for AutoDeleteOnIdle is deleted at exactly that
+// instant with its messages: its name is free, old handles and receivers
+// return ErrNotFound.
+func TestA3_IdleQueueIsDeleted(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
+	e.send(q, "a")
+	r := e.receiver(q, nil)
+	e.mock.Add(5*time.Minute - 1)
 	require.Equal(t, []string{"q"}, e.ns.Queues())
-	_, err := e.ns.CreateQueue("short", &minibus.QueueProperties{AutoDeleteOnIdle: time.Minute})
-	requireSentinel(t, err, minibus.ErrInvalidArgument, "AutoDeleteOnIdle 1m0s is less than 5m0s")
+	e.mock.Add(1)
+	require.Empty(t, e.ns.Queues())
+	_, err := e.ns.Queue("q")
+	requireSentinel(t, err, minibus.ErrNotFound, `queue "q"`)
+	requireSentinel(t, q.SendMessage(e.ctx, &minibus.Message{}, nil), minibus.ErrNotFound, `queue "q"`)
+	_, err = r.PeekMessages(e.ctx, 1, nil)
+	requireSentinel(t, err, minibus.ErrNotFound, `queue "q"`)
+	fresh := e.queue("q", nil)
+	require.Zero(t, fresh.RuntimeProperties().TotalMessageCount)
 }
