@@ -21,7 +21,8 @@ func NewNamespace(opts ...Option) *Namespace {
 			opt(&o)
 		}
 	}
-	return &Namespace{b: engine.New(engine.Options{Clock: o.clock, Logger: o.logger})}
+	return &Namespace{b: engine.New(engine.Options{Clock: o.clock, Logger: o.logger,
+		Observer: o.observer(), Fault: o.injector()})}
 }
 
 // Close closes the namespace. Calls blocked in it return ErrClosed, later

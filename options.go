@@ -3,6 +3,7 @@ package minibus
 import (
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus/internal/engine"
@@ -13,8 +14,10 @@ import (
 type Option func(*options)
 
 type options struct {
-	clock  clock.Clock
-	logger *slog.Logger
+	clock     clock.Clock
+	logger    *slog.Logger
+	observers []func(Event)
+	injectors []func(Operation, string) error
 }
 
 func defaultOptions() options {
@@ -97,6 +100,17 @@ func (s SubQueue) String() string {
 	return "SubQueue(" + strconv.Itoa(int(s)) + ")"
 }
 
+// subQueueOf maps an engine queue back.
+func subQueueOf(q store.Queue) SubQueue {
+	switch q {
+	case store.DeadLetterQueue:
+		return SubQueueDeadLetter
+	case store.TransferQueue:
+		return SubQueueTransfer
+	}
+	return SubQueueNone
+}
+
 // queue maps s, which must be valid, to the engine's queue.
 func (s SubQueue) queue() store.Queue {
 	switch s {
@@ -174,8 +188,22 @@ type ScheduleMessagesOptions struct{}
 // today.
 type CancelScheduledMessagesOptions struct{}
 
-// ReceiveMessagesOptions configures ReceiveMessages. Empty today.
-type ReceiveMessagesOptions struct{}
+// ReceiveMessagesOptions configures ReceiveMessages.
+type ReceiveMessagesOptions struct {
+	// NoWait returns what is available now, possibly nothing (nil, nil),
+	// instead of waiting. Default false: wait.
+	NoWait bool
+	// MaxWaitTime, when positive, returns nil, nil if nothing arrives within
+	// it, on the namespace clock. Default 0: wait as long as ctx allows.
+	MaxWaitTime time.Duration
+}
+
+// DeleteMessagesOptions configures DeleteMessages.
+type DeleteMessagesOptions struct {
+	// BeforeEnqueueTime deletes only messages enqueued at or before it.
+	// Default zero: no limit.
+	BeforeEnqueueTime time.Time
+}
 
 // ReceiveDeferredMessagesOptions configures ReceiveDeferredMessages. Empty
 // today.

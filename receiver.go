@@ -2,6 +2,7 @@ package minibus
 
 import (
 	"context"
+	"time"
 
 	"github.com/minibus-go/minibus/internal/engine"
 	"github.com/minibus-go/minibus/internal/store"
@@ -80,10 +81,13 @@ func how(r *engine.Receiver) obtained {
 // returns at once with up to maxMessages of them, in sequence order
 // (SEMANTICS L8). In peek-lock mode each is locked for LockDuration (L1); in
 // receive-and-delete mode each is removed (L7). If ctx ends first it returns
-// nil and ctx.Err(), having taken nothing. It returns ErrClosed if the
-// receiver or namespace is closed while it waits, ErrNotFound if the entity
-// is deleted, and ErrEntityDisabled if its status refuses receives.
-// maxMessages < 1 is ErrInvalidArgument.
+// nil and ctx.Err(), having taken nothing. With opts.NoWait it returns what
+// is available now, possibly nothing (nil, nil); with opts.MaxWaitTime it
+// returns nil, nil when nothing arrives within that time of the namespace
+// clock. It returns ErrClosed if the receiver or namespace is closed while
+// it waits, ErrNotFound if the entity is deleted, and ErrEntityDisabled if
+// its status refuses receives. maxMessages < 1 or a negative MaxWaitTime is
+// ErrInvalidArgument.
 func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *ReceiveMessagesOptions) ([]*ReceivedMessage, error) {
 	er, err := r.check()
 	if err != nil {
@@ -92,12 +96,51 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 	if maxMessages < 1 {
 		return nil, errorf(ErrInvalidArgument, er.Describe(), "maxMessages %d is less than 1", maxMessages)
 	}
-	var room [32]store.Snapshot
-	snaps, err := er.Receive(ctx, maxMessages, room[:0])
+	wait, err := opts.maxWait(er.Describe())
 	if err != nil {
 		return nil, err
 	}
+	var room [32]store.Snapshot
+	snaps, err := er.Receive(ctx, maxMessages, room[:0], wait)
+	if err != nil || len(snaps) == 0 {
+		return nil, err
+	}
 	return build(er.Entity().Broker(), snaps, how(er), er), nil
+}
+
+// maxWait is how long a receive waits: -1 not at all, 0 as long as ctx
+// allows.
+func (o *ReceiveMessagesOptions) maxWait(culprit string) (time.Duration, error) {
+	switch {
+	case o == nil:
+		return 0, nil
+	case o.MaxWaitTime < 0:
+		return 0, errorf(ErrInvalidArgument, culprit, "MaxWaitTime %v is negative", o.MaxWaitTime)
+	case o.NoWait:
+		return -1, nil
+	}
+	return o.MaxWaitTime, nil
+}
+
+// DeleteMessages removes up to maxMessages available or deferred messages
+// (not locked, not scheduled) enqueued at or before
+// opts.BeforeEnqueueTime (zero: no limit), oldest first, without delivering
+// them, and returns how many: a cheap way to empty an entity between test
+// cases. A delete is activity (SEMANTICS A2). maxMessages < 1 is
+// ErrInvalidArgument.
+func (r *Receiver) DeleteMessages(ctx context.Context, maxMessages int, opts *DeleteMessagesOptions) (int, error) {
+	er, err := r.check()
+	if err != nil {
+		return 0, err
+	}
+	if maxMessages < 1 {
+		return 0, errorf(ErrInvalidArgument, er.Describe(), "maxMessages %d is less than 1", maxMessages)
+	}
+	before := store.Never
+	if opts != nil && !opts.BeforeEnqueueTime.IsZero() {
+		before = engine.Instant(opts.BeforeEnqueueTime)
+	}
+	return er.Delete(ctx, maxMessages, before)
 }
 
 // PeekMessages returns up to maxMessages messages in sequence order without

@@ -120,7 +120,7 @@ func acceptNextSession(ctx context.Context, e *engine.Entity, opts *SessionRecei
 	if err != nil {
 		return nil, err
 	}
-	r, err := e.AcceptNextSession(ctx, mode)
+	r, err := e.AcceptNextSession(ctx, mode, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -26,7 +27,10 @@ type Broker struct {
 
 	life   lifecycle
 	sched  scheduler
-	outbox outbox // messages being forwarded (forward.go)
+	outbox outbox    // messages being forwarded (forward.go)
+	events events    // events on their way to the observer (events.go)
+	idle   idleWatch // the processors WaitIdle waits for (idle.go)
+	fault  func(Operation, string) error
 	ids    atomic.Uint64
 
 	mu sync.Mutex
@@ -40,6 +44,11 @@ type Broker struct {
 type Options struct {
 	Clock  clock.Clock  // required
 	Logger *slog.Logger // required
+	// Observer, when set, is given every event, in order per entity,
+	// outside every lock.
+	Observer func(Event)
+	// Fault, when set, is asked before each operation whether it fails.
+	Fault func(op Operation, entity string) error
 }
 
 // New returns a broker with no entities.
@@ -52,7 +61,10 @@ func New(o Options) *Broker {
 		epoch:      epoch,
 		epochNanos: Instant(epoch),
 		entities:   make(map[string]*Entity),
+		fault:      o.Fault,
 	}
+	b.events.observe = o.Observer
+	b.events.on = o.Observer != nil || o.Logger.Enabled(context.Background(), slog.LevelDebug)
 	b.sched.init()
 	return b
 }
@@ -125,6 +137,7 @@ func describe(kind Kind, name string) string { return kind.String() + " " + strc
 // Create adds a queue or topic whose name and configuration the caller has
 // checked. ErrAlreadyExists when a queue or topic has the name.
 func (b *Broker) Create(kind Kind, name string, c Config) (*Entity, error) {
+	defer b.flush()
 	now, err := b.begin()
 	if err != nil {
 		return nil, err
@@ -143,6 +156,7 @@ func (b *Broker) Create(kind Kind, name string, c Config) (*Entity, error) {
 	e := newEntity(b, kind, name, nil, c, now)
 	b.entities[nameKey(name)] = e
 	b.log.Info("minibus: created", "entity", e.describe())
+	e.emitEntity(EventEntityCreated, now)
 	return e, nil
 }
 
@@ -163,7 +177,9 @@ func (b *Broker) Find(kind Kind, name string) (*Entity, error) {
 // Delete deletes the queue or topic of kind named name with everything in
 // it (SEMANTICS A5), or returns ErrNotFound.
 func (b *Broker) Delete(kind Kind, name string) error {
-	if _, err := b.begin(); err != nil {
+	defer b.flush()
+	now, err := b.begin()
+	if err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -173,7 +189,7 @@ func (b *Broker) Delete(kind Kind, name string) error {
 		return errs.Errorf(errs.ErrNotFound, describe(kind, name), "")
 	}
 	e.mu.Lock()
-	e.deleteLocked()
+	e.deleteLocked(now)
 	e.mu.Unlock()
 	delete(b.entities, nameKey(name))
 	b.log.Info("minibus: deleted", "entity", e.describe())
@@ -229,3 +245,9 @@ func (l *lifecycle) close() bool {
 	defer l.mu.Unlock()
 	return l.isClosed.CompareAndSwap(false, true)
 }
+
+// Logger returns the broker's logger.
+func (b *Broker) Logger() *slog.Logger { return b.log }
+
+// Clock returns the broker's clock.
+func (b *Broker) Clock() clock.Clock { return b.clock }

@@ -94,6 +94,7 @@ type Entity struct {
 	kind  Kind
 	id    uint64  // unique in the broker; orders equal deadlines
 	name  string  // as created (SEMANTICS V1)
+	path  string  // "orders", or "topic/Subscriptions/sub"
 	topic *Entity // a subscription's topic
 
 	// schedDue is this entity's bound in the scheduler, or store.Never;
@@ -149,6 +150,7 @@ func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now i
 		kind:           kind,
 		id:             b.ids.Add(1),
 		name:           name,
+		path:           name,
 		topic:          topic,
 		cfg:            c,
 		created:        now,
@@ -158,6 +160,7 @@ func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now i
 		localNext:      store.Never,
 	}
 	if topic != nil {
+		e.path = topic.name + "/Subscriptions/" + name
 		e.quota = topic.quota
 	} else {
 		e.quota = store.NewQuota(c.maxSize())
@@ -187,12 +190,7 @@ func (e *Entity) Topic() *Entity { return e.topic }
 
 // Path returns the entity's Service Bus path: "orders", or
 // "topic/Subscriptions/sub".
-func (e *Entity) Path() string {
-	if e.kind == KindSubscription {
-		return e.topic.name + "/Subscriptions/" + e.name
-	}
-	return e.name
-}
+func (e *Entity) Path() string { return e.path }
 
 // describe names the entity for error texts: queue "orders".
 func (e *Entity) describe() string { return describe(e.kind, e.Path()) }
@@ -326,7 +324,8 @@ func (e *Entity) Counts() (Counts, error) {
 	defer e.mu.Unlock()
 	st := e.st
 	c := Counts{
-		Active:             st.Count(store.Main, store.Available) + st.Count(store.Main, store.Locked) + st.Count(store.Main, store.Deferred),
+		Active: st.Count(store.Main, store.Available) + st.Count(store.Main, store.Locked) +
+			st.Count(store.Main, store.Deferred) + st.Count(store.Main, store.Delayed),
 		Scheduled:          st.Count(store.Main, store.Scheduled),
 		DeadLetter:         st.Len(store.DeadLetterQueue),
 		TransferDeadLetter: st.Len(store.TransferQueue),
@@ -428,10 +427,14 @@ func (e *Entity) advanceLocked(now int64, global bool) {
 		case d.At == at: // a message's deadline, before a session's at the same instant
 			e.deadlineLocked(d)
 		case held && l.until == at:
-			e.releaseSessionLocked(e.sessions.byID[l.id], at, true) // SEMANTICS SS5
+			if s := e.sessions.byID[l.id]; s.renewUntil > at {
+				e.renewSessionLocked(s, at) // a session processor's renewal
+			} else {
+				e.releaseSessionLocked(s, at, true) // SEMANTICS SS5
+			}
 		default:
 			e.b.log.Info("minibus: deleted on idle", "entity", e.describe())
-			e.deleteLocked()
+			e.deleteLocked(at)
 		}
 		if global && e.b.outbox.n.Load() > 0 {
 			break // deliver first: the destinations' deadlines may come next (T3)
@@ -443,7 +446,7 @@ func (e *Entity) advanceLocked(now int64, global bool) {
 // deleteLocked deletes e and everything in it: explicitly, on idle, or with
 // its topic (SEMANTICS A3, A5). Blocked receivers wake and return
 // ErrNotFound.
-func (e *Entity) deleteLocked() {
+func (e *Entity) deleteLocked(at int64) {
 	if e.deleted.Load() {
 		return
 	}
@@ -451,9 +454,10 @@ func (e *Entity) deleteLocked() {
 	e.wakeAllLocked()
 	for _, s := range e.subs {
 		s.mu.Lock()
-		s.deleteLocked()
+		s.deleteLocked(at)
 		s.mu.Unlock()
 	}
+	e.emitEntity(EventEntityDeleted, at)
 	e.subs = nil
 	e.st.Clear()
 	if e.sessions != nil {

@@ -63,6 +63,9 @@ func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64) e
 		}
 		if isScheduled(m, now) {
 			t.scheduleLocked(m, store.Key{Seq: t.seq})
+			t.emitLocked(EventScheduled, m, store.Main, now, "")
+		} else {
+			t.emitKeyed(EventSent, m, store.Key{Seq: t.seq}, store.Main, now, "")
 		}
 	}
 	t.applyLocked(plan, now)

@@ -52,6 +52,12 @@ func (o *outbox) push(f forward) {
 // returns only after its messages are delivered: it waits for a concurrent
 // flush that took them.
 func (b *Broker) flush() {
+	b.flushForwards()
+	b.deliverEvents()
+}
+
+// flushForwards delivers the messages waiting to be forwarded.
+func (b *Broker) flushForwards() {
 	o := &b.outbox
 	if o.n.Load() == 0 {
 		return
@@ -77,6 +83,7 @@ func (e *Entity) forwardLocked(m *store.Message, k store.Key, at int64) {
 	if m.Hops >= maxHops {
 		m.DL = &store.DeadLetter{Reason: ReasonMaxHops, Description: DescriptionMaxHops}
 		e.st.Put(m, k, store.DeadLetterQueue, store.Available, store.Never)
+		e.emitLocked(EventDeadLettered, m, store.Main, at, ReasonMaxHops)
 		e.wakeForLocked(m)
 		return
 	}
@@ -84,6 +91,7 @@ func (e *Entity) forwardLocked(m *store.Message, k store.Key, at int64) {
 	if m.EnqueuedSeq == 0 {
 		m.EnqueuedSeq = k.Seq // where it entered (F2)
 	}
+	e.emitKeyed(EventForwarded, m, k, store.Main, at, e.cfg.ForwardTo)
 	e.b.outbox.push(forward{from: e, key: k, to: e.cfg.ForwardTo, m: m, at: at})
 }
 
@@ -95,6 +103,7 @@ func (e *Entity) forwardDeadLetterLocked(m *store.Message, k store.Key, at int64
 	if m.EnqueuedSeq == 0 {
 		m.EnqueuedSeq = k.Seq
 	}
+	e.emitKeyed(EventForwarded, m, k, store.DeadLetterQueue, at, e.cfg.ForwardDeadLetteredTo)
 	e.b.outbox.push(forward{from: e, key: k, to: e.cfg.ForwardDeadLetteredTo, m: m, at: at})
 }
 
@@ -134,6 +143,7 @@ func (b *Broker) deliver(f forward) {
 	}
 	m.DL = dl
 	s.st.Put(m, f.key, store.TransferQueue, store.Available, store.Never)
+	s.emitLocked(EventDeadLettered, m, store.Main, f.at, ReasonTransferFailed)
 	s.wakeForLocked(m)
 }
 

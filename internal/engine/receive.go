@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
@@ -25,6 +26,13 @@ type Receiver struct {
 	mode Mode
 	// sess is a session receiver's session, nil for a plain receiver.
 	sess *session
+	// renewFor is how long after a delivery its lock is renewed
+	// automatically (a processor's MaxAutoLockRenewalDuration); 0: never.
+	// Guarded by e.mu.
+	renewFor int64
+	// taken, when set, is told under e.mu how many messages a receive took,
+	// before anyone else can see them gone (a processor's WaitIdle count).
+	taken func(n int)
 
 	// isClosed is set by Close: the one record that the receiver is closed.
 	isClosed atomic.Bool
@@ -155,19 +163,42 @@ func (r *Receiver) available() int {
 
 // Receive waits until at least one message is available, then takes up to
 // max of them at once (SEMANTICS L8), appending their snapshots to snaps. If
-// ctx ends first it returns ctx.Err(), having taken nothing.
-func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot) ([]store.Snapshot, error) {
+// ctx ends first it returns ctx.Err(), having taken nothing. maxWait bounds
+// the wait on the namespace clock: after it, or at once when it is
+// negative, Receive returns what it took, possibly nothing; 0 waits as long
+// as ctx allows.
+func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot, maxWait time.Duration) ([]store.Snapshot, error) {
 	defer r.e.b.flush()
+	if err := r.e.b.inject(OpReceive, r.e); err != nil {
+		return nil, err
+	}
 	e := r.e
+	var timeout <-chan time.Time
+	deadline := store.Never
 	for {
 		now, err := r.enter(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if r.available() > 0 {
+			n := len(snaps)
 			snaps = e.takeLocked(r, max, now, snaps)
+			if r.taken != nil {
+				r.taken(len(snaps) - n)
+			}
 			e.touchLocked(now)
 			e.accessed = now
+			e.mu.Unlock()
+			return snaps, nil
+		}
+		if maxWait > 0 && deadline == store.Never {
+			deadline = after(now, int64(maxWait))
+			t := e.b.clock.Timer(maxWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		if maxWait < 0 || now >= deadline {
+			e.touchLocked(now)
 			e.mu.Unlock()
 			return snaps, nil
 		}
@@ -178,7 +209,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot)
 		list := r.waitList()
 		list.add(w)
 		e.mu.Unlock()
-		err = e.waitOn(ctx, list, w)
+		err = e.waitOn(ctx, list, w, timeout)
 		r.spare.Store(w)
 		if err != nil {
 			return nil, err
@@ -193,6 +224,9 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot)
 // session's available, locked and deferred messages.
 func (r *Receiver) Peek(ctx context.Context, max int, from int64) ([]store.Snapshot, error) {
 	defer r.e.b.flush()
+	if err := r.e.b.inject(OpPeek, r.e); err != nil {
+		return nil, err
+	}
 	now, err := r.enter(ctx)
 	if err != nil {
 		return nil, err
@@ -244,6 +278,9 @@ func (e *Entity) peekSnapshotLocked(m *store.Message) store.Snapshot {
 // the numbers.
 func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) ([]store.Snapshot, error) {
 	defer r.e.b.flush()
+	if err := r.e.b.inject(OpReceive, r.e); err != nil {
+		return nil, err
+	}
 	now, err := r.enter(ctx)
 	if err != nil {
 		return nil, err
@@ -278,4 +315,124 @@ func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) ([]store.S
 	e.touchLocked(now)
 	e.accessed = now
 	return snaps, nil
+}
+
+// renewUntil is until when a lock r takes at now is renewed automatically:
+// its session's limit, or now + renewFor; 0 for never.
+func (r *Receiver) renewUntil(now int64) int64 {
+	if r.sess != nil {
+		return r.sess.renewUntil
+	}
+	if r.renewFor <= 0 {
+		return 0
+	}
+	return after(now, r.renewFor)
+}
+
+// AutoRenew makes the receiver's locks renew themselves at their end, on
+// the namespace clock, until d after each delivery (for a session receiver,
+// after the session was accepted): a processor's automatic lock renewal.
+func (r *Receiver) AutoRenew(d time.Duration) {
+	e := r.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r.renewFor = int64(d)
+	if s := r.sess; s != nil && s.holder == r {
+		s.renewUntil = after(s.acceptedAt, int64(d))
+		e.st.LockedIn(s.id, func(m *store.Message) { m.RenewUntil = s.renewUntil })
+	}
+}
+
+// StopRenewing ends the automatic renewal of the locks of tokens, and of
+// the receiver's session: they end at their LockedUntil.
+func (r *Receiver) StopRenewing(tokens [][16]byte) {
+	e := r.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r.renewFor = 0
+	for _, t := range tokens {
+		if m := e.st.Locked(t); m != nil {
+			m.RenewUntil = 0
+		}
+	}
+	if s := r.sess; s != nil && s.holder == r {
+		s.renewUntil = 0
+		e.st.LockedIn(s.id, func(m *store.Message) { m.RenewUntil = 0 })
+	}
+}
+
+// Delete removes up to max available, delayed or deferred messages of the
+// receiver's queue (of its session) enqueued at or before before (Never: no
+// limit), oldest first, without delivering them, and returns how many. A
+// delete is activity (SEMANTICS A2).
+func (r *Receiver) Delete(ctx context.Context, max int, before int64) (int, error) {
+	defer r.e.b.flush()
+	if err := r.e.b.inject(OpReceive, r.e); err != nil {
+		return 0, err
+	}
+	now, err := r.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	e := r.e
+	defer e.mu.Unlock()
+	var doomed []*store.Message
+	each := func(m *store.Message) bool {
+		if st := m.State(); st != store.Scheduled && m.Enqueued <= before {
+			doomed = append(doomed, m)
+		}
+		return len(doomed) < max
+	}
+	if r.sess != nil {
+		e.st.AscendIn(r.sess.id, store.Key{}, false, each)
+	} else {
+		e.st.Ascend(r.q, store.Key{}, false, each)
+	}
+	for _, m := range doomed {
+		e.emitLocked(EventRemoved, m, r.q, now, "")
+		e.st.Remove(m)
+	}
+	e.touchLocked(now)
+	return len(doomed), nil
+}
+
+// Ready reports whether, as of now, a message is there for r to take: one
+// available to it, or, for a receiver that waits for sessions, a session
+// that can be accepted.
+func (e *Entity) Ready(q store.Queue) bool {
+	if _, err := e.lock(); err != nil {
+		return false
+	}
+	defer e.mu.Unlock()
+	if q == store.Main && e.sessions != nil {
+		_, ok := e.st.NextSession()
+		return ok
+	}
+	return e.st.Available(q) > 0
+}
+
+// Available reports whether a message is available to r now.
+func (r *Receiver) Available() bool {
+	e := r.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return !e.deleted.Load() && r.available() > 0
+}
+
+// CatchUp makes everything due at or before the clock's now happen
+// (SEMANTICS T3), and delivers what that forwarded and its events.
+func (b *Broker) CatchUp() {
+	if b.life.closed() {
+		return
+	}
+	b.now()
+	b.flush()
+}
+
+// OnTake makes the receiver call f, under the entity's lock, with the number
+// of messages each receive takes: f must not block or call the broker.
+func (r *Receiver) OnTake(f func(n int)) {
+	r.e.mu.Lock()
+	r.taken = f
+	r.e.mu.Unlock()
 }

@@ -13,7 +13,14 @@ import (
 // ScheduleMessages gives, or store.Unset to use each message's own
 // ScheduledEnqueueTime. It returns their sequence numbers when seqs is set.
 func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs bool) ([]int64, error) {
-	defer e.b.flush() // after the unlock: forwards go on outside every lock
+	defer e.b.flush() // after the unlock: forwards and events go on outside every lock
+	op := OpSend
+	if at != store.Unset {
+		op = OpSchedule
+	}
+	if err := e.b.inject(op, e); err != nil {
+		return nil, err
+	}
 	if at != store.Unset {
 		for _, m := range recs {
 			m.Scheduled = at
@@ -127,6 +134,9 @@ func errQuota(e *Entity, n int64, what string) error {
 // numbers.
 func (e *Entity) Cancel(ctx context.Context, seqs []int64) error {
 	defer e.b.flush()
+	if err := e.b.inject(OpCancelScheduled, e); err != nil {
+		return err
+	}
 	now, err := e.begin(ctx)
 	if err != nil {
 		return err
@@ -147,7 +157,7 @@ func (e *Entity) Cancel(ctx context.Context, seqs []int64) error {
 		found[i] = m
 	}
 	for _, m := range found {
-		e.cancelLocked(m)
+		e.cancelLocked(m, now)
 	}
 	e.touchLocked(now)
 	e.rescheduleLocked() // the idle deadline may return (SEMANTICS A2)

@@ -24,7 +24,11 @@ type session struct {
 	state []byte
 	// holder is the receiver that accepted the session, nil when none.
 	holder      *Receiver
+	acceptedAt  int64
 	lockedUntil int64
+	// renewUntil is until when the session lock renews itself at its end
+	// (a session processor's); 0: never.
+	renewUntil int64
 	// waiters are the holder's blocked receives.
 	waiters waitList
 }
@@ -78,6 +82,9 @@ func (e *Entity) errNoSessions() error {
 // another receiver is ErrSessionCannotBeLocked.
 func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (*Receiver, error) {
 	defer e.b.flush()
+	if err := e.b.inject(OpAcceptSession, e); err != nil {
+		return nil, err
+	}
 	if e.sessions == nil {
 		return nil, e.errNoSessions()
 	}
@@ -102,9 +109,15 @@ func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (*Rece
 
 // AcceptNextSession waits until a session not held has an available
 // message, then locks the one whose first available message is oldest
-// (SEMANTICS SS3). If ctx ends first it returns ctx.Err().
-func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode) (*Receiver, error) {
+// (SEMANTICS SS3). If ctx ends first it returns ctx.Err(). onHold, when
+// set, is called with the new receiver under the entity's lock, before
+// anyone else can see the session held: it must not block or call the
+// broker.
+func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*Receiver)) (*Receiver, error) {
 	defer e.b.flush()
+	if err := e.b.inject(OpAcceptSession, e); err != nil {
+		return nil, err
+	}
 	if e.sessions == nil {
 		return nil, e.errNoSessions()
 	}
@@ -123,6 +136,9 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode) (*Receiver, e
 		}
 		if id, ok := e.st.NextSession(); ok {
 			r := e.holdLocked(id, mode, now)
+			if onHold != nil {
+				onHold(r)
+			}
 			e.touchLocked(now)
 			e.mu.Unlock()
 			return r, nil
@@ -130,7 +146,7 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode) (*Receiver, e
 		list := &e.waiters[store.Main]
 		list.add(w)
 		e.mu.Unlock()
-		if err := e.waitOn(ctx, list, w); err != nil {
+		if err := e.waitOn(ctx, list, w, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -145,6 +161,8 @@ func (e *Entity) holdLocked(id string, mode Mode, now int64) *Receiver {
 	}
 	r := &Receiver{e: e, q: store.Main, mode: mode, sess: s}
 	s.holder = r
+	s.acceptedAt = now
+	s.renewUntil = 0
 	s.lockedUntil = after(now, int64(e.cfg.LockDuration))
 	e.sessions.locks.ReplaceOrInsert(sessLock{s.lockedUntil, id})
 	e.noteDueLocked(s.lockedUntil)
@@ -162,10 +180,12 @@ func (e *Entity) releaseSessionLocked(s *session, at int64, expired bool) {
 		if !expired {
 			m.Deliveries-- // closing does not count a delivery (SS5)
 		}
+		e.emitLocked(EventLockLost, m, store.Main, at, "")
 		e.lockEndedLocked(m, at)
 	})
 	e.sessions.locks.Delete(sessLock{s.lockedUntil, s.id})
 	s.holder = nil
+	s.renewUntil = 0
 	s.waiters.wakeAll()
 	e.st.Unhold(s.id)
 	if _, ok := e.st.NextSession(); ok {
@@ -204,20 +224,28 @@ func (r *Receiver) LockedUntil() int64 {
 // RenewSessionLock moves the session's lock, and its locked messages'
 // locks, to now + LockDuration (SEMANTICS SS8) and returns the new end.
 func (r *Receiver) RenewSessionLock(ctx context.Context) (int64, error) {
+	if err := r.e.b.inject(OpRenewLock, r.e); err != nil {
+		return 0, err
+	}
 	now, err := r.enter(ctx)
 	if err != nil {
 		return 0, err
 	}
 	e := r.e
 	defer e.mu.Unlock()
-	s := r.sess
+	return e.renewSessionLocked(r.sess, now), nil
+}
+
+// renewSessionLocked moves session s's lock, and its messages' locks, to
+// now + LockDuration, and returns that.
+func (e *Entity) renewSessionLocked(s *session, now int64) int64 {
 	until := after(now, int64(e.cfg.LockDuration))
 	e.sessions.locks.Delete(sessLock{s.lockedUntil, s.id})
 	s.lockedUntil = until
 	e.sessions.locks.ReplaceOrInsert(sessLock{until, s.id})
 	e.st.LockedIn(s.id, func(m *store.Message) { e.st.Renew(m, until) })
 	e.noteDueLocked(until)
-	return until, nil
+	return until
 }
 
 // SessionState returns the session's state; nil when never set (SEMANTICS

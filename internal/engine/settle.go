@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/minibus-go/minibus/internal/errs"
 )
@@ -18,6 +19,10 @@ const (
 	Renew
 )
 
+// settleOps are the operations of the settlements, for the fault
+// injector.
+var settleOps = [...]Operation{Complete: OpComplete, Abandon: OpAbandon, DeadLetter: OpDeadLetter, Defer: OpDefer, Renew: OpRenewLock}
+
 // Settlement is what to do to a locked message.
 type Settlement struct {
 	Op    Op
@@ -29,6 +34,9 @@ type Settlement struct {
 	// DeadLetter.
 	Props               map[string]any
 	Reason, Description string
+	// RetryAfter, for Abandon, keeps the message from being received again
+	// until this long after now (a processor's retry delay); 0: at once.
+	RetryAfter time.Duration
 }
 
 // Settle applies s to the message of the receiver's queue locked under
@@ -38,6 +46,9 @@ type Settlement struct {
 // changed. For Renew it returns the lock's new end.
 func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64, err error) {
 	defer r.e.b.flush()
+	if err := r.e.b.inject(settleOps[s.Op], r.e); err != nil {
+		return 0, err
+	}
 	now, err := r.enter(ctx)
 	if err != nil {
 		return 0, err
@@ -55,12 +66,14 @@ func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64,
 	}
 	switch s.Op {
 	case Complete:
-		e.completeLocked(m)
+		e.completeLocked(m, now)
 	case Abandon:
-		e.lockEndedLocked(m, now)
+		e.emitLocked(EventAbandoned, m, r.q, now, "")
+		e.releaseLocked(m, now, after(now, int64(s.RetryAfter)))
 	case DeadLetter:
 		e.deadLetterLocked(m, s.Reason, s.Description, now)
 	case Defer:
+		e.emitLocked(EventDeferred, m, r.q, now, "")
 		e.deferLocked(m)
 	case Renew:
 		return e.renewLocked(m, now), nil // a renewal is not activity (SEMANTICS A2)

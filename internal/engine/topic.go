@@ -74,6 +74,7 @@ func (t *Entity) describeSub(name string) string {
 // caller has checked its name and configuration. ErrAlreadyExists when the
 // topic has one of that name (case-insensitive, SEMANTICS V1).
 func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (*Entity, error) {
+	defer t.b.flush()
 	if err := t.b.checkForwardTargets("", c, t.describeSub(name)); err != nil {
 		return nil, err
 	}
@@ -94,6 +95,7 @@ func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (*Enti
 	t.subs = slices.Insert(slices.Clone(t.subs), i, s)
 	t.touchLocked(now)
 	t.b.log.Info("minibus: created", "entity", s.describe())
+	s.emitEntity(EventEntityCreated, now)
 	return s, nil
 }
 
@@ -115,16 +117,18 @@ func (t *Entity) Subscription(name string) (*Entity, error) {
 
 // DeleteSubscription deletes the named subscription and its messages.
 func (t *Entity) DeleteSubscription(name string) error {
+	defer t.b.flush()
 	s, err := t.Subscription(name)
 	if err != nil {
 		return err
 	}
-	if _, err := t.lock(); err != nil {
+	now, err := t.lock()
+	if err != nil {
 		return err
 	}
 	defer t.mu.Unlock()
 	s.mu.Lock()
-	s.deleteLocked()
+	s.deleteLocked(now)
 	s.mu.Unlock()
 	t.subs = slices.DeleteFunc(slices.Clone(t.subs), func(x *Entity) bool { return x == s })
 	t.b.log.Info("minibus: deleted", "entity", s.describe())

@@ -94,6 +94,7 @@ func (e *Entity) acceptLocked(m *store.Message, now int64) int64 {
 	k := store.Key{Seq: e.seq}
 	if m.Scheduled != store.Unset && m.Scheduled > now {
 		e.scheduleLocked(m, k)
+		e.emitLocked(EventScheduled, m, store.Main, now, "")
 	} else {
 		e.enqueueLocked(m, k, store.Main, now, e.ttlCapLocked())
 	}
@@ -105,11 +106,17 @@ func (e *Entity) acceptLocked(m *store.Message, now int64) int64 {
 // messages expire (E6). A forwarding entity's main queue passes m on at
 // once (F2), as a dead-letter-forwarding one does its dead letters (D4).
 func (e *Entity) enqueueLocked(m *store.Message, k store.Key, q store.Queue, at, ttlCap int64) {
+	kind, reason := EventSent, ""
+	if q == store.DeadLetterQueue {
+		kind, reason = EventDeadLettered, m.DL.Reason
+	}
 	switch {
 	case q == store.Main && e.cfg.ForwardTo != "":
+		e.emitKeyed(kind, m, k, store.Main, at, reason)
 		e.forwardLocked(m, k, at)
 		return
 	case q == store.DeadLetterQueue && e.forwardsDeadLetters(m.DL.Reason):
+		e.emitKeyed(kind, m, k, store.Main, at, reason)
 		e.forwardDeadLetterLocked(m, k, at)
 		return
 	}
@@ -119,6 +126,7 @@ func (e *Entity) enqueueLocked(m *store.Message, k store.Key, q store.Queue, at,
 		due = m.Expires
 	}
 	e.st.Put(m, k, q, store.Available, due)
+	e.emitLocked(kind, m, store.Main, at, reason)
 	if due != store.Never {
 		e.noteDueLocked(due)
 	}
@@ -155,6 +163,7 @@ func (e *Entity) activateLocked(m *store.Message, at int64) {
 	e.lastActivation = at
 	e.seq++
 	k := store.Key{Seq: e.seq}
+	e.emitKeyed(EventActivated, m, k, store.Main, at, "")
 	if e.kind == KindTopic {
 		e.fanOutLocked(m, k, at)
 		e.st.Remove(m)
@@ -173,8 +182,11 @@ func (e *Entity) activateLocked(m *store.Message, at int64) {
 	e.wakeForLocked(m)
 }
 
-// cancelLocked deletes the scheduled message m (SEMANTICS S3).
-func (e *Entity) cancelLocked(m *store.Message) { e.st.Remove(m) }
+// cancelLocked deletes the scheduled message m at now (SEMANTICS S3).
+func (e *Entity) cancelLocked(m *store.Message, now int64) {
+	e.emitLocked(EventCanceled, m, store.Main, now, "")
+	e.st.Remove(m)
+}
 
 // takeLocked takes up to max of the messages available to r at now, in
 // sequence order, and appends their snapshots to snaps: locked until now +
@@ -193,6 +205,8 @@ func (e *Entity) takeLocked(r *Receiver, max int, now int64, snaps []store.Snaps
 				m = e.st.LockFirst(r.q, until)
 			}
 			m.Deliveries++
+			m.RenewUntil = r.renewUntil(now)
+			e.emitLocked(EventDelivered, m, r.q, now, "")
 			snaps = append(snaps, m.Snapshot(store.Available, false))
 		}
 		if n > 0 {
@@ -208,6 +222,7 @@ func (e *Entity) takeLocked(r *Receiver, max int, now int64, snaps []store.Snaps
 			m = e.st.RemoveFirst(r.q)
 		}
 		m.Deliveries++
+		e.emitKeyed(EventDelivered, m, m.Key(), r.q, now, "")
 		snaps = append(snaps, m.Snapshot(store.Available, true))
 	}
 	return snaps
@@ -227,6 +242,7 @@ func (e *Entity) lockEndLocked(r *Receiver, now int64) int64 {
 // ends (L6), in peek-lock mode; removed in receive-and-delete mode.
 func (e *Entity) fetchDeferredLocked(m *store.Message, r *Receiver, now int64) store.Snapshot {
 	m.Deliveries++
+	e.emitLocked(EventDelivered, m, r.q, now, "")
 	if r.mode == ReceiveAndDelete {
 		s := m.Snapshot(store.Deferred, true)
 		e.st.Remove(m)
@@ -234,6 +250,7 @@ func (e *Entity) fetchDeferredLocked(m *store.Message, r *Receiver, now int64) s
 	}
 	until := e.lockEndLocked(r, now)
 	e.st.Lock(m, until)
+	m.RenewUntil = r.renewUntil(now)
 	m.FromDeferral = true
 	e.noteDueLocked(until)
 	return m.Snapshot(store.Deferred, false)
@@ -255,8 +272,17 @@ func (e *Entity) renewLocked(m *store.Message, now int64) int64 {
 // available again at its own position (Q4). In a dead-letter queue only the
 // deferral rule applies (D3).
 func (e *Entity) lockEndedLocked(m *store.Message, at int64) {
+	e.releaseLocked(m, at, 0)
+}
+
+// releaseLocked is lockEndedLocked for a lock abandoned at instant at with
+// a retry instant: past L6's dead-lettering, deferral and expiry, the
+// message waits Delayed until retry (expiring meanwhile at ExpiresAt) when
+// retry is after at, instead of being available at once.
+func (e *Entity) releaseLocked(m *store.Message, at, retry int64) {
 	q := m.Queue()
 	main := q == store.Main
+	m.RenewUntil = 0
 	switch {
 	case main && m.Deliveries >= uint32(e.cfg.MaxDeliveryCount):
 		e.deadLetterLocked(m, ReasonMaxDelivery, maxDeliveryDescription(e.cfg.MaxDeliveryCount), at)
@@ -267,6 +293,13 @@ func (e *Entity) lockEndedLocked(m *store.Message, at int64) {
 	case main && e.cfg.ForwardTo != "":
 		e.st.Detach(m) // forwarding began while it was locked (F2)
 		e.forwardLocked(m, m.Key(), at)
+	case retry > at:
+		due := retry
+		if main {
+			due = min(retry, m.Expires)
+		}
+		e.st.Move(m, q, store.Delayed, due)
+		e.noteDueLocked(due)
 	default:
 		due := store.Never
 		if main {
@@ -292,6 +325,7 @@ func (e *Entity) deferLocked(m *store.Message) {
 // sequence number, EnqueuedTime and DeliveryCount, and it never expires
 // there (E6). With ForwardDeadLetteredMessagesTo it goes there instead (D4).
 func (e *Entity) deadLetterLocked(m *store.Message, reason, description string, at int64) {
+	e.emitLocked(EventDeadLettered, m, m.Queue(), at, reason)
 	m.FromDeferral = false
 	m.DL = &store.DeadLetter{Reason: reason, Description: description}
 	if e.b.log.Enabled(context.Background(), slog.LevelDebug) {
@@ -311,6 +345,7 @@ func (e *Entity) deadLetterLocked(m *store.Message, reason, description string, 
 // reason TTLExpiredException, otherwise it is dropped. Only available
 // messages of the main queue expire (E4, E6, E7): the callers see to that.
 func (e *Entity) expireLocked(m *store.Message, at int64) {
+	e.emitLocked(EventExpired, m, m.Queue(), at, "")
 	if e.cfg.DeadLetterOnExpiry {
 		e.deadLetterLocked(m, ReasonTTLExpired, DescriptionTTLExpired, at)
 		return
@@ -318,19 +353,43 @@ func (e *Entity) expireLocked(m *store.Message, at int64) {
 	e.st.Remove(m)
 }
 
-// completeLocked removes the locked message m (SEMANTICS L3).
-func (e *Entity) completeLocked(m *store.Message) { e.st.Remove(m) }
+// completeLocked removes the locked message m at now (SEMANTICS L3).
+func (e *Entity) completeLocked(m *store.Message, now int64) {
+	e.emitLocked(EventCompleted, m, m.Queue(), now, "")
+	e.st.Remove(m)
+}
 
 // deadlineLocked applies a deadline from the store: a lock's end (L6), an
 // expiry (E3, E5) or a scheduled activation (S4).
 func (e *Entity) deadlineLocked(d store.Deadline) {
+	m := d.M
 	switch {
+	case d.LockEnd && m.RenewUntil > d.At:
+		// Renewed automatically at its end, as a processor asked (the
+		// session's message locks follow the session's renewal).
+		until := after(d.At, int64(e.cfg.LockDuration))
+		if m.Queue() == store.Main && e.sessions != nil {
+			until = e.sessions.byID[m.SessionID].lockedUntil
+			if until <= d.At {
+				until = after(d.At, int64(e.cfg.LockDuration))
+			}
+		}
+		e.st.Renew(m, until)
 	case d.LockEnd:
-		e.lockEndedLocked(d.M, d.At)
-	case d.M.State() == store.Scheduled:
-		e.activateLocked(d.M, d.At)
+		e.emitLocked(EventLockLost, m, m.Queue(), d.At, "")
+		e.lockEndedLocked(m, d.At)
+	case m.State() == store.Scheduled:
+		e.activateLocked(m, d.At)
+	case m.State() == store.Delayed && d.At < m.Expires:
+		// The retry delay is over: available at its own position (Q4).
+		due := store.Never
+		if m.Queue() == store.Main {
+			due = m.Expires
+		}
+		e.st.Move(m, m.Queue(), store.Available, due)
+		e.wakeForLocked(m)
 	default:
-		e.expireLocked(d.M, d.At)
+		e.expireLocked(m, d.At)
 	}
 }
 

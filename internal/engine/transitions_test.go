@@ -184,7 +184,7 @@ func TestReceiveWakesOnEnqueue(t *testing.T) {
 	require.NoError(t, err)
 	got := make(chan []store.Snapshot, 1)
 	go func() {
-		s, err := r.Receive(context.Background(), 1, nil)
+		s, err := r.Receive(context.Background(), 1, nil, 0)
 		if err != nil {
 			got <- nil
 			return

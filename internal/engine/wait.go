@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"time"
 )
 
 // waiter is one blocked receive. Its channel has room for one wake-up, so
@@ -68,10 +69,11 @@ func (l *waitList) wakeOwned(owner *Receiver) {
 
 // wait blocks until w is woken (by a message, a change of the entity, or a
 // close of the receiver or the broker: the caller then looks again), a
-// deadline of e is due (the caller then catches up) or ctx ends. woken
+// deadline of e is due (the caller then catches up), timeout fires (the
+// caller looks again and finds its own deadline passed) or ctx ends. woken
 // reports that the waiter was taken off its list by a wake-up; when false,
 // the caller must take it off.
-func (b *Broker) wait(ctx context.Context, e *Entity, w *waiter) (woken bool, err error) {
+func (b *Broker) wait(ctx context.Context, e *Entity, w *waiter, timeout <-chan time.Time) (woken bool, err error) {
 	due := b.watch(e)
 	defer b.unwatch(e)
 	if due {
@@ -80,6 +82,8 @@ func (b *Broker) wait(ctx context.Context, e *Entity, w *waiter) (woken bool, er
 	select {
 	case <-w.ch:
 		return true, nil
+	case <-timeout:
+		return false, nil
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
@@ -89,8 +93,8 @@ func (b *Broker) wait(ctx context.Context, e *Entity, w *waiter) (woken bool, er
 // released e.mu: until a wake-up (the caller then looks again: nil), a due
 // deadline of e (nil too) or the end of ctx. When w was not woken it is
 // taken off list; a wake-up that raced with that is passed on.
-func (e *Entity) waitOn(ctx context.Context, list *waitList, w *waiter) error {
-	woken, err := e.b.wait(ctx, e, w)
+func (e *Entity) waitOn(ctx context.Context, list *waitList, w *waiter, timeout <-chan time.Time) error {
+	woken, err := e.b.wait(ctx, e, w, timeout)
 	if !woken {
 		e.mu.Lock()
 		if !list.remove(w) {

@@ -49,6 +49,10 @@ const (
 	Deferred
 	// Scheduled messages wait for their enqueue time.
 	Scheduled
+	// Delayed messages were released and become available again at their
+	// due instant (a processor's retry delay); in a session they hold back
+	// the session's later messages.
+	Delayed
 	numStates
 )
 
@@ -62,6 +66,8 @@ func (s State) String() string {
 		return "deferred"
 	case Scheduled:
 		return "scheduled"
+	case Delayed:
+		return "delayed"
 	}
 	return "unknown"
 }
@@ -137,6 +143,9 @@ type Message struct {
 	// FromDeferral is set on a message locked by ReceiveDeferredMessages: when
 	// its lock ends unsettled it returns to Deferred (SEMANTICS L6).
 	FromDeferral bool
+	// RenewUntil, while the message is locked, is until when its lock is
+	// renewed automatically at its end; 0: not renewed.
+	RenewUntil int64
 
 	// Bookkeeping.
 
@@ -162,6 +171,8 @@ type Message struct {
 	// sharedBody is set when topic copies share the body: the body is then
 	// never reused (recycle.go).
 	sharedBody bool
+	// madeID caches the broker-made id once ID made it.
+	madeID string
 }
 
 // Key returns the message's key in its store.
@@ -238,7 +249,10 @@ func (m *Message) ID() string {
 	if m.MessageID != "" || m.IDSeed == 0 {
 		return m.MessageID
 	}
-	return string(AppendID(make([]byte, 0, IDLength), m.IDSeed))
+	if m.madeID == "" {
+		m.madeID = string(AppendID(make([]byte, 0, IDLength), m.IDSeed))
+	}
+	return m.madeID
 }
 
 // AppendID appends the IDLength hex characters of the broker-made id with

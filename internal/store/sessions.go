@@ -20,7 +20,7 @@ type sessions struct {
 
 type session struct {
 	id     string
-	trees  stream // its available and deferred messages; counts unused
+	trees  stream // its available, deferred and delayed messages; counts unused
 	held   bool
 	locked int // its locked messages
 	// first is its key in the ready index, when inReady.
@@ -75,7 +75,7 @@ func (ss *sessions) locked(s *Store, m *Message, d int) {
 // takes it out, and forgets x when nothing is left of it.
 func (ss *sessions) refresh(x *session) {
 	first, ok := x.trees.avail.Min()
-	want := ok && !x.held
+	want := ok && !x.held && x.trees.delayed == 0 // a delayed message holds the session back
 	k := Key{Seq: first.seq, Copy: first.cp}
 	if x.inReady && (!want || k != x.first) {
 		ss.ready.Delete(readyItem{first: x.first})
@@ -118,7 +118,7 @@ func (s *Store) NextSession() (string, bool) {
 
 // AvailableIn returns the number of available messages of session id.
 func (s *Store) AvailableIn(id string) int {
-	if x := s.sessions.byID[id]; x != nil {
+	if x := s.sessions.byID[id]; x != nil && x.trees.delayed == 0 {
 		return x.trees.avail.Len()
 	}
 	return 0

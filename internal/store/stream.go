@@ -25,9 +25,10 @@ func lessItem(a, b item) bool { return a.seq < b.seq || (a.seq == b.seq && a.cp 
 // store keeps them in its list of locks. count holds the number of messages
 // in each state, locked ones included.
 type stream struct {
-	avail *btree.BTreeG[item] // State Available
-	held  *btree.BTreeG[item] // Deferred and Scheduled
-	count [numStates]int64
+	avail   *btree.BTreeG[item] // State Available
+	held    *btree.BTreeG[item] // Deferred, Scheduled and Delayed
+	count   [numStates]int64
+	delayed int // messages in state Delayed in the trees
 }
 
 func newStream() stream {
@@ -41,13 +42,22 @@ func (s *stream) tree(st State) *btree.BTreeG[item] {
 	return s.held
 }
 
-// index puts m, in state Available, Deferred or Scheduled, into its tree.
-func (s *stream) index(m *Message) { s.tree(m.state).ReplaceOrInsert(itemOf(m)) }
+// index puts m, in state Available, Deferred, Scheduled or Delayed, into
+// its tree. A session's stream counts its delayed messages.
+func (s *stream) index(m *Message) {
+	s.tree(m.state).ReplaceOrInsert(itemOf(m))
+	if m.state == Delayed {
+		s.delayed++
+	}
+}
 
 // unindex takes m out of its tree; a locked message is in none.
 func (s *stream) unindex(m *Message) {
 	if m.state != Locked {
 		s.tree(m.state).Delete(keyItem(m.key))
+	}
+	if m.state == Delayed {
+		s.delayed--
 	}
 }
 

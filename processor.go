@@ -1,0 +1,580 @@
+package minibus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minibus-go/minibus/internal/engine"
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// Handler handles one message. Return nil to complete it (peek-lock); an
+// error that wraps a *DeadLetterError to dead-letter it with that reason;
+// any other error (or a panic, which is recovered and logged) to retry it.
+// ctx ends when the processor's Run ctx ends.
+type Handler func(ctx context.Context, msg *ReceivedMessage) error
+
+// DeadLetterError, returned (or wrapped) by a Handler, makes the processor
+// dead-letter the message with Reason and ErrorDescription.
+type DeadLetterError struct {
+	Reason, ErrorDescription string
+	Err                      error // optional cause
+}
+
+// Error returns "dead-letter: <reason>: <description>[: <cause>]".
+func (e *DeadLetterError) Error() string {
+	s := "dead-letter: " + e.Reason
+	if e.ErrorDescription != "" {
+		s += ": " + e.ErrorDescription
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *DeadLetterError) Unwrap() error { return e.Err }
+
+// ProcessorOptions configures NewProcessor; nil means every default.
+type ProcessorOptions struct {
+	// ReceiveMode is how messages are taken. Default ReceiveModePeekLock:
+	// the processor settles each message after its handler returns.
+	ReceiveMode ReceiveMode
+	// SubQueue is what is read. Default SubQueueNone, the entity itself.
+	SubQueue SubQueue
+	// MaxConcurrentCalls is how many handlers run at once. Default 1.
+	MaxConcurrentCalls int
+	// MaxAutoLockRenewalDuration is how long after its delivery a message's
+	// lock is renewed automatically while its handler runs. Default 5m; < 0
+	// disables renewal.
+	MaxAutoLockRenewalDuration time.Duration
+	// RetryDelay gives how long after a failed call the message is delivered
+	// again, on the namespace clock, from its DeliveryCount (1 on the first
+	// failure). nil: at once.
+	RetryDelay func(deliveryCount uint32) time.Duration
+}
+
+// SessionProcessorOptions configures NewSessionProcessor; nil means every
+// default.
+type SessionProcessorOptions struct {
+	// ReceiveMode is how messages are taken. Default ReceiveModePeekLock.
+	ReceiveMode ReceiveMode
+	// MaxConcurrentSessions is how many sessions are handled at once, each in
+	// order, one call at a time. Default 8.
+	MaxConcurrentSessions int
+	// MaxAutoLockRenewalDuration is how long after a session is accepted its
+	// lock is renewed automatically. Default 5m; < 0 disables renewal.
+	MaxAutoLockRenewalDuration time.Duration
+	// RetryDelay is as ProcessorOptions.RetryDelay; the session's later
+	// messages wait for the retried one.
+	RetryDelay func(deliveryCount uint32) time.Duration
+}
+
+const (
+	defaultAutoRenew      = 5 * time.Minute
+	defaultMaxSessions    = 8
+	defaultConcurrentCall = 1
+)
+
+// Processor runs a Handler over the messages of a queue or subscription:
+// the receive, settle and shutdown loop a service would otherwise write.
+// Get one from NewProcessor or NewSessionProcessor and call Run. It counts as
+// running, for [Namespace.WaitIdle], from the call of Run until Run returns.
+type Processor struct {
+	e       *engine.Entity
+	handler Handler
+	mode    ReceiveMode
+	sub     SubQueue
+	calls   int // handlers at once, or sessions at once
+	session bool
+	renew   time.Duration
+	retry   func(uint32) time.Duration
+
+	running atomic.Bool
+	// started is closed when Run has started; a new one is made when Run
+	// returns. Guarded by mu.
+	started chan struct{}
+	// inflight counts the messages taken and not yet settled.
+	inflight atomic.Int64
+	mu       sync.Mutex
+	// held are a session processor's sessions, taken and not yet released.
+	held map[*engine.Receiver]struct{}
+	// tokens are the locks of the messages in flight, to stop renewing them
+	// at shutdown.
+	tokens map[[16]byte]struct{}
+}
+
+// NewProcessor returns a processor of the queue (or of its dead-letter or
+// transfer dead-letter queue) that calls h for each message. A nil handler,
+// MaxConcurrentCalls < 0 or bad options, and a session-enabled queue (use
+// NewSessionProcessor), are ErrInvalidArgument.
+func (q *Queue) NewProcessor(h Handler, opts *ProcessorOptions) (*Processor, error) {
+	e, err := q.entity()
+	if err != nil {
+		return nil, err
+	}
+	return newProcessor(e, h, opts)
+}
+
+// NewProcessor is Queue.NewProcessor for a subscription.
+func (s *Subscription) NewProcessor(h Handler, opts *ProcessorOptions) (*Processor, error) {
+	e, err := s.entity()
+	if err != nil {
+		return nil, err
+	}
+	return newProcessor(e, h, opts)
+}
+
+// NewSessionProcessor returns a processor of a session-enabled queue that
+// handles each session's messages in order, one call at a time, up to
+// MaxConcurrentSessions sessions at once; the handler gets its session with
+// SessionFromContext. It releases a session as soon as it has nothing
+// available. A queue without sessions is ErrInvalidArgument.
+func (q *Queue) NewSessionProcessor(h Handler, opts *SessionProcessorOptions) (*Processor, error) {
+	e, err := q.entity()
+	if err != nil {
+		return nil, err
+	}
+	return newSessionProcessor(e, h, opts)
+}
+
+// NewSessionProcessor is Queue.NewSessionProcessor for a subscription.
+func (s *Subscription) NewSessionProcessor(h Handler, opts *SessionProcessorOptions) (*Processor, error) {
+	e, err := s.entity()
+	if err != nil {
+		return nil, err
+	}
+	return newSessionProcessor(e, h, opts)
+}
+
+func newProcessor(e *engine.Entity, h Handler, opts *ProcessorOptions) (*Processor, error) {
+	var o ProcessorOptions
+	if opts != nil {
+		o = *opts
+	}
+	who := culprit(e.Kind(), e.Path())
+	switch {
+	case h == nil:
+		return nil, errorf(ErrInvalidArgument, who, "nil Handler")
+	case o.MaxConcurrentCalls < 0:
+		return nil, errorf(ErrInvalidArgument, who, "MaxConcurrentCalls %d is negative", o.MaxConcurrentCalls)
+	case e.Kind() == engine.KindTopic:
+		return nil, errorf(ErrInvalidArgument, who, "a topic has no processor: process a subscription")
+	case o.SubQueue == SubQueueNone && e.Config().RequiresSession:
+		return nil, errorf(ErrInvalidArgument, who, "the %s requires sessions: use NewSessionProcessor", e.Kind())
+	}
+	if err := o.ReceiveMode.check(who); err != nil {
+		return nil, err
+	}
+	if err := o.SubQueue.check(who); err != nil {
+		return nil, err
+	}
+	return &Processor{e: e, handler: h, mode: o.ReceiveMode, sub: o.SubQueue,
+		calls: orDefault(o.MaxConcurrentCalls, defaultConcurrentCall), renew: renewal(o.MaxAutoLockRenewalDuration),
+		retry: o.RetryDelay, started: make(chan struct{})}, nil
+}
+
+func newSessionProcessor(e *engine.Entity, h Handler, opts *SessionProcessorOptions) (*Processor, error) {
+	var o SessionProcessorOptions
+	if opts != nil {
+		o = *opts
+	}
+	who := culprit(e.Kind(), e.Path())
+	switch {
+	case h == nil:
+		return nil, errorf(ErrInvalidArgument, who, "nil Handler")
+	case o.MaxConcurrentSessions < 0:
+		return nil, errorf(ErrInvalidArgument, who, "MaxConcurrentSessions %d is negative", o.MaxConcurrentSessions)
+	case e.Kind() == engine.KindTopic || !e.Config().RequiresSession:
+		return nil, errorf(ErrInvalidArgument, who, "the %s does not require sessions: use NewProcessor", e.Kind())
+	}
+	if err := o.ReceiveMode.check(who); err != nil {
+		return nil, err
+	}
+	return &Processor{e: e, handler: h, mode: o.ReceiveMode, session: true,
+		calls: orDefault(o.MaxConcurrentSessions, defaultMaxSessions), renew: renewal(o.MaxAutoLockRenewalDuration),
+		retry: o.RetryDelay, started: make(chan struct{})}, nil
+}
+
+// renewal is the automatic renewal to ask for: 0 for none.
+func renewal(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return defaultAutoRenew
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// Run receives messages and calls the handler until ctx ends, then stops
+// taking messages, waits for the running handlers and returns nil. A
+// handler that does not return within the entity's LockDuration (on the
+// namespace clock) after that is left behind: its lock is no longer
+// renewed, so its message is delivered again. Run returns ErrClosed when
+// the namespace closes and ErrNotFound when the entity is deleted, at once
+// if that is so when it starts. A second Run of the same processor while
+// one runs is ErrInvalidArgument.
+func (p *Processor) Run(ctx context.Context) error {
+	if p == nil || p.e == nil {
+		return errorf(ErrInvalidArgument, "processor", "nil *Processor")
+	}
+	if ctx == nil {
+		return errorf(ErrInvalidArgument, culprit(p.e.Kind(), p.e.Path()), "nil context")
+	}
+	if !p.running.CompareAndSwap(false, true) {
+		return errorf(ErrInvalidArgument, culprit(p.e.Kind(), p.e.Path()), "the processor is running already")
+	}
+	defer p.running.Store(false)
+	if _, err := p.e.Counts(); err != nil { // gone or closed: at once
+		return err
+	}
+	b := p.e.Broker()
+	p.mu.Lock()
+	p.held = make(map[*engine.Receiver]struct{})
+	p.tokens = make(map[[16]byte]struct{})
+	b.AddIdler(idler{p})
+	close(p.started)
+	p.mu.Unlock()
+	defer func() {
+		b.RemoveIdler(idler{p})
+		p.mu.Lock()
+		p.started = make(chan struct{})
+		p.mu.Unlock()
+	}()
+	var handlers sync.WaitGroup
+	var err error
+	if p.session {
+		err = p.runSessions(ctx, &handlers)
+		p.shutdown(&handlers)
+	} else {
+		var r *engine.Receiver
+		r, err = p.e.NewReceiver(p.sub.queue(), p.mode.engine())
+		if err == nil {
+			err = p.runPlain(ctx, r, &handlers)
+			p.shutdown(&handlers)
+			r.Close() // after the handlers: they settle through it
+		}
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	return err
+}
+
+// Started returns a channel that is closed once Run has started and counts
+// as running for WaitIdle: a test that starts Run in a goroutine waits on it
+// before it moves the clock or waits for idle. Each Run has its own.
+func (p *Processor) Started() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started
+}
+
+// runPlain receives as many messages as there are free handlers and runs a
+// handler for each, until ctx ends or receiving fails.
+func (p *Processor) runPlain(ctx context.Context, r *engine.Receiver, handlers *sync.WaitGroup) error {
+	r.AutoRenew(p.renew)
+	r.OnTake(func(n int) { p.inflight.Add(int64(n)) })
+	rec := &Receiver{r}
+	free := make(chan struct{}, p.calls)
+	for range p.calls {
+		free <- struct{}{}
+	}
+	for {
+		n := 0
+		select { // at least one free handler
+		case <-free:
+			n = 1
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		for n < p.calls && len(free) > 0 {
+			<-free
+			n++
+		}
+		msgs, err := rec.ReceiveMessages(ctx, n, nil)
+		if err != nil {
+			return err
+		}
+		for range n - len(msgs) {
+			free <- struct{}{}
+		}
+		for _, m := range msgs {
+			p.track(m, true)
+			handlers.Add(1)
+			go func() {
+				defer handlers.Done()
+				p.handle(ctx, rec, nil, m)
+				free <- struct{}{}
+			}()
+		}
+	}
+}
+
+// runSessions runs up to calls sessions at once, each in a goroutine of its
+// own that takes the next session, handles its messages one at a time and
+// releases it when it has nothing available.
+func (p *Processor) runSessions(ctx context.Context, handlers *sync.WaitGroup) error {
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	stop, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range p.calls {
+		wg.Go(func() {
+			err := p.sessionLoop(stop, handlers) // returns only on an error
+			once.Do(func() { firstErr = err })
+			cancel()
+		})
+	}
+	wg.Wait()
+	if firstErr != nil && ctx.Err() == nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// sessionLoop takes sessions one after the other until ctx ends or
+// accepting fails, and returns that error.
+func (p *Processor) sessionLoop(ctx context.Context, handlers *sync.WaitGroup) error {
+	hold := func(r *engine.Receiver) {
+		p.mu.Lock()
+		p.held[r] = struct{}{}
+		p.mu.Unlock()
+	}
+	for {
+		r, err := p.e.AcceptNextSession(ctx, p.mode.engine(), hold)
+		if err != nil {
+			return err
+		}
+		r.AutoRenew(p.renew)
+		r.OnTake(func(n int) { p.inflight.Add(int64(n)) })
+		err = p.drainSession(ctx, &SessionReceiver{Receiver{r}}, handlers)
+		p.mu.Lock()
+		delete(p.held, r)
+		p.mu.Unlock()
+		p.e.Broker().Changed()
+		if err != nil && !errors.Is(err, ErrSessionLockLost) {
+			return err
+		}
+	}
+}
+
+// drainSession handles s's messages one at a time until it has nothing
+// available, then releases s. When ctx ends while a handler runs, it stops
+// renewing the session's lock and returns at once; the handler's goroutine
+// settles and releases the session when the handler returns.
+func (p *Processor) drainSession(ctx context.Context, s *SessionReceiver, handlers *sync.WaitGroup) error {
+	sctx := context.WithValue(ctx, sessionKey{}, s)
+	for ctx.Err() == nil {
+		msgs, err := s.ReceiveMessages(ctx, 1, &ReceiveMessagesOptions{NoWait: true})
+		if err != nil || len(msgs) == 0 {
+			s.r.r.Close()
+			return err
+		}
+		p.track(msgs[0], true)
+		var left atomic.Bool // the loop left while the handler ran
+		done := make(chan struct{})
+		handlers.Add(1)
+		go func() {
+			defer handlers.Done()
+			p.handle(sctx, &s.r, s, msgs[0])
+			close(done)
+			if left.Load() {
+				s.r.r.Close()
+			}
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			s.r.r.StopRenewing(nil)
+			if left.Store(true); isClosed(done) {
+				s.r.r.Close()
+			}
+			return ctx.Err()
+		}
+	}
+	s.r.r.Close()
+	return ctx.Err()
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+type sessionKey struct{}
+
+// SessionFromContext gives a session processor's handler its session: its
+// id, its state, its lock. ok is false in other contexts.
+func SessionFromContext(ctx context.Context) (s *SessionReceiver, ok bool) {
+	s, ok = ctx.Value(sessionKey{}).(*SessionReceiver)
+	return s, ok
+}
+
+// track counts a message in flight (in) or out of it, and remembers its lock
+// for the shutdown.
+func (p *Processor) track(m *ReceivedMessage, in bool) {
+	if m.LockToken == [16]byte{} {
+		if !in {
+			p.inflight.Add(-1)
+			p.e.Broker().Changed()
+		}
+		return
+	}
+	p.mu.Lock()
+	if in {
+		p.tokens[m.LockToken] = struct{}{}
+	} else {
+		delete(p.tokens, m.LockToken)
+	}
+	p.mu.Unlock()
+	if !in {
+		p.inflight.Add(-1)
+		p.e.Broker().Changed()
+	}
+}
+
+// handle runs the handler on m and settles it: complete on nil, dead-letter
+// on a *DeadLetterError, abandon with the retry delay otherwise (SEMANTICS
+// L6 dead-letters it after MaxDeliveryCount). A result returned after ctx
+// ended is settled all the same.
+func (p *Processor) handle(ctx context.Context, r *Receiver, s *SessionReceiver, m *ReceivedMessage) {
+	defer p.track(m, false)
+	err := p.call(ctx, m)
+	if p.mode == ReceiveModeReceiveAndDelete {
+		if err != nil {
+			p.log().Warn("minibus: handler failed (receive-and-delete: not retried)", "entity", p.e.Path(), "seq", m.SequenceNumber, "error", err)
+		}
+		return
+	}
+	settle := context.Background()
+	var dl *DeadLetterError
+	switch {
+	case err == nil:
+		err = r.CompleteMessage(settle, m, nil)
+	case errors.As(err, &dl):
+		err = r.DeadLetterMessage(settle, m, &DeadLetterOptions{Reason: dl.Reason, ErrorDescription: dl.ErrorDescription})
+	default:
+		p.log().Warn("minibus: handler failed", "entity", p.e.Path(), "seq", m.SequenceNumber, "deliveryCount", m.DeliveryCount, "error", err)
+		err = p.abandon(r, m)
+	}
+	if err != nil {
+		p.log().Warn("minibus: settling failed", "entity", p.e.Path(), "seq", m.SequenceNumber, "error", err)
+	}
+}
+
+// abandon releases m for a retry after RetryDelay.
+func (p *Processor) abandon(r *Receiver, m *ReceivedMessage) error {
+	var wait time.Duration
+	if p.retry != nil {
+		wait = max(p.retry(m.DeliveryCount), 0)
+	}
+	er, err := r.check()
+	if err != nil {
+		return err
+	}
+	if err := checkSettle(er, m, engine.Abandon); err != nil {
+		return err
+	}
+	_, err = er.Settle(context.Background(), engine.Settlement{Op: engine.Abandon, Token: m.LockToken, Seq: m.SequenceNumber, RetryAfter: wait})
+	return err
+}
+
+// call runs the handler, turning a panic into an error.
+func (p *Processor) call(ctx context.Context, m *ReceivedMessage) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("handler panicked: %v", v)
+		}
+	}()
+	return p.handler(ctx, m)
+}
+
+func (p *Processor) log() *slog.Logger { return p.e.Broker().Logger() }
+
+// shutdown stops renewing the locks in flight and waits for the running
+// handlers, at most the entity's LockDuration of the namespace clock.
+func (p *Processor) shutdown(handlers *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() {
+		handlers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	default:
+	}
+	p.mu.Lock()
+	tokens := make([][16]byte, 0, len(p.tokens))
+	for t := range p.tokens {
+		tokens = append(tokens, t)
+	}
+	p.mu.Unlock()
+	if r, err := p.e.NewReceiver(p.sub.queue(), engine.PeekLock); err == nil {
+		r.StopRenewing(tokens)
+		r.Close()
+	}
+	timer := p.e.Broker().Clock().Timer(p.e.Config().LockDuration)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	}
+}
+
+// idler is a running processor as WaitIdle sees it.
+type idler struct{ p *Processor }
+
+// Idle reports whether the processor has nothing to do now: no message in
+// flight and none available to it.
+func (x idler) Idle() bool {
+	p := x.p
+	if p.inflight.Load() > 0 {
+		return false
+	}
+	if !p.session {
+		return !p.e.Ready(p.sub.queue())
+	}
+	p.mu.Lock()
+	held := make([]*engine.Receiver, 0, len(p.held))
+	for r := range p.held {
+		held = append(held, r)
+	}
+	p.mu.Unlock()
+	for _, r := range held {
+		if r.Available() {
+			return false
+		}
+	}
+	return !p.e.Ready(store.Main)
+}
+
+// WaitIdle returns once, after catching up to the clock (SEMANTICS T3), no
+// handler of any running Processor is running and no message is available
+// to any of them: a test sends, moves the clock and waits, without
+// sleeping. It returns ctx.Err() if ctx ends first and ErrClosed when the
+// namespace is closed.
+func (ns *Namespace) WaitIdle(ctx context.Context) error {
+	b, err := ns.broker()
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		return errorf(ErrInvalidArgument, "namespace", "nil context")
+	}
+	return b.WaitIdle(ctx)
+}
