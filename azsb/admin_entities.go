@@ -515,18 +515,18 @@ func subscriptionProps(p *admin.SubscriptionProperties) (minibus.SubscriptionPro
 
 func adminSubscriptionProps(p minibus.SubscriptionProperties, x entityExtras) admin.SubscriptionProperties {
 	return admin.SubscriptionProperties{
-		LockDuration:                     to.Ptr(formatDuration(p.LockDuration)),
-		RequiresSession:                  to.Ptr(p.RequiresSession),
-		DefaultMessageTimeToLive:         to.Ptr(formatDuration(p.DefaultMessageTimeToLive)),
-		DeadLetteringOnMessageExpiration: to.Ptr(p.DeadLetteringOnMessageExpiration),
+		LockDuration:                                    to.Ptr(formatDuration(p.LockDuration)),
+		RequiresSession:                                 to.Ptr(p.RequiresSession),
+		DefaultMessageTimeToLive:                        to.Ptr(formatDuration(p.DefaultMessageTimeToLive)),
+		DeadLetteringOnMessageExpiration:                to.Ptr(p.DeadLetteringOnMessageExpiration),
 		EnableDeadLetteringOnFilterEvaluationExceptions: to.Ptr(p.DeadLetteringOnFilterEvaluationExceptions),
-		MaxDeliveryCount:              to.Ptr(p.MaxDeliveryCount),
-		Status:                        adminStatus(p.Status),
-		AutoDeleteOnIdle:              to.Ptr(formatDuration(p.AutoDeleteOnIdle)),
-		ForwardTo:                     orNil(p.ForwardTo),
-		ForwardDeadLetteredMessagesTo: orNil(p.ForwardDeadLetteredMessagesTo),
-		EnableBatchedOperations:       orTrue(x.batched),
-		UserMetadata:                  x.userMetadata,
+		MaxDeliveryCount:                                to.Ptr(p.MaxDeliveryCount),
+		Status:                                          adminStatus(p.Status),
+		AutoDeleteOnIdle:                                to.Ptr(formatDuration(p.AutoDeleteOnIdle)),
+		ForwardTo:                                       orNil(p.ForwardTo),
+		ForwardDeadLetteredMessagesTo:                   orNil(p.ForwardDeadLetteredMessagesTo),
+		EnableBatchedOperations:                         orTrue(x.batched),
+		UserMetadata:                                    x.userMetadata,
 	}
 }
 

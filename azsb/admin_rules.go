@@ -282,5 +282,7 @@ func (a *AdminClient) NewListRulesPager(topicName string, subscriptionName strin
 	return newPager(size, names, func(n string) (admin.RuleProperties, bool) {
 		r, ok := rules[n]
 		return adminRule(r), ok
-	}, func(items []admin.RuleProperties) admin.ListRulesResponse { return admin.ListRulesResponse{Rules: items} })
+	}, func(items []admin.RuleProperties) admin.ListRulesResponse {
+		return admin.ListRulesResponse{Rules: items}
+	})
 }

@@ -43,6 +43,7 @@
 //     x-opt-locked-until, …). Application property values come back with
 //     AMQP's types (int as int64, uint as uint64); a type AMQP cannot carry
 //     is refused, as the SDK's encoder refuses it.
+//
 //   - AMQP messages: SendAMQPAnnotatedMessage and batches keep Value and
 //     Sequence bodies, several data sections, custom message annotations,
 //     non-string message ids, footers, durable and priority, and give them
@@ -50,6 +51,7 @@
 //     them AMQP-encoded in one application property, "$azsb.amqp", which
 //     azsb's receivers remove (a plain minibus receiver of the same entity
 //     sees it).
+//
 //   - Behaviour: everything minibus does (SEMANTICS.md in the minibus
 //     repository), plus the SDK's own: senders and receivers open nothing
 //     until their first call (a missing entity is then an error with
@@ -60,24 +62,25 @@
 //     batches give messages without a MessageID a random UUID; a
 //     receive-and-delete receiver cannot settle; a message rebuilt from its
 //     LockToken alone settles and renews.
+//
 //   - Errors. Where the SDK returns an *azservicebus.Error, errors.As finds
 //     one with the same Code; elsewhere azsb returns what the SDK returns
 //     (azservicebus.ErrMessageTooLarge, the service's *amqp.Error, context
 //     errors unchanged); and errors.Is still finds the minibus sentinel:
 //
-//	minibus                    SDK
-//	ErrLockLost                *azservicebus.Error, CodeLockLost
-//	ErrSessionLockLost         *azservicebus.Error, CodeLockLost
-//	ErrNotFound                *azservicebus.Error, CodeNotFound
-//	ErrMessageNotFound         *azservicebus.Error, CodeNotFound (the service's 404)
-//	ErrClosed                  *azservicebus.Error, CodeClosed
-//	ErrMessageTooLarge         azservicebus.ErrMessageTooLarge, *amqp.Error amqp:link:message-size-exceeded
-//	ErrQuotaExceeded           *amqp.Error amqp:resource-limit-exceeded
-//	ErrEntityDisabled          *amqp.Error com.microsoft:entity-disabled
-//	ErrSessionCannotBeLocked   *amqp.Error com.microsoft:session-cannot-be-locked
-//	no SessionID, session queue *amqp.Error amqp:not-allowed, the service's text
-//	AcceptNextSession timeout  *azservicebus.Error, CodeTimeout
-//	context errors             unchanged
+//     minibus                    SDK
+//     ErrLockLost                *azservicebus.Error, CodeLockLost
+//     ErrSessionLockLost         *azservicebus.Error, CodeLockLost
+//     ErrNotFound                *azservicebus.Error, CodeNotFound
+//     ErrMessageNotFound         *azservicebus.Error, CodeNotFound (the service's 404)
+//     ErrClosed                  *azservicebus.Error, CodeClosed
+//     ErrMessageTooLarge         azservicebus.ErrMessageTooLarge, *amqp.Error amqp:link:message-size-exceeded
+//     ErrQuotaExceeded           *amqp.Error amqp:resource-limit-exceeded
+//     ErrEntityDisabled          *amqp.Error com.microsoft:entity-disabled
+//     ErrSessionCannotBeLocked   *amqp.Error com.microsoft:session-cannot-be-locked
+//     no SessionID, session queue *amqp.Error amqp:not-allowed, the service's text
+//     AcceptNextSession timeout  *azservicebus.Error, CodeTimeout
+//     context errors             unchanged
 //
 // Errors the SDK makes itself, before calling the service ("maxMessages
 // should be greater than 0", "client has been closed by user", …) have the

@@ -86,3 +86,11 @@ func (e *env) receive(r interface {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// azsb_newClient makes a second client over e's namespace, closed at the
+// end of the test.
+func azsb_newClient(e *env) *azsb.Client {
+	c := azsb.NewClient(e.ns)
+	e.t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
