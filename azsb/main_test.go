@@ -94,3 +94,10 @@ func azsb_newClient(e *env) *azsb.Client {
 	e.t.Cleanup(func() { _ = c.Close(context.Background()) })
 	return c
 }
+
+// Short names of azsb's types for the scenarios' type parameters.
+type (
+	azsbSender          = azsb.Sender
+	azsbReceiver        = azsb.Receiver
+	azsbSessionReceiver = azsb.SessionReceiver
+)
