@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
@@ -59,7 +60,8 @@ func fromMessage(m *azservicebus.Message, i int) (*minibus.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &minibus.Message{
+	out := sendPool.Get().(*minibus.Message)
+	*out = minibus.Message{
 		MessageID:             str(m.MessageID),
 		Body:                  m.Body,
 		ContentType:           str(m.ContentType),
@@ -79,6 +81,16 @@ func fromMessage(m *azservicebus.Message, i int) (*minibus.Message, error) {
 		out.ScheduledEnqueueTime = *m.ScheduledEnqueueTime
 	}
 	return out, nil
+}
+
+// sendPool recycles the minibus messages single sends are made with: minibus
+// copies what it keeps (SEMANTICS V4) and keeps no reference to them.
+var sendPool = sync.Pool{New: func() any { return new(minibus.Message) }}
+
+// putMessage gives a message made by fromMessage back to sendPool.
+func putMessage(m *minibus.Message) {
+	*m = minibus.Message{}
+	sendPool.Put(m)
 }
 
 // normalizeProps checks application property values against what both the
@@ -249,35 +261,18 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
 
-// slot holds one received message and everything its pointers point to, so
-// that a batch of received messages takes one allocation for all of them.
+// slot holds one received message and what its pointers point to that the
+// minibus message does not hold, so that a batch of received messages takes
+// one allocation for all of them. The other pointers point into the minibus
+// message itself, which azsb owns (minibus returns copies).
 type slot struct {
-	rm                      azservicebus.ReceivedMessage
-	raw                     azservicebus.AMQPAnnotatedMessage
-	props                   azservicebus.AMQPAnnotatedMessageProperties
-	header                  azservicebus.AMQPAnnotatedMessageHeader
-	seq, enqSeq             int64
-	enq, exp, locked, sched time.Time
-	ttl                     time.Duration
-	data                    [1][]byte
-	tag                     [16]byte
-	s                       [11]string
+	rm     azservicebus.ReceivedMessage
+	raw    azservicebus.AMQPAnnotatedMessage
+	props  azservicebus.AMQPAnnotatedMessageProperties
+	header azservicebus.AMQPAnnotatedMessageHeader
+	data   [1][]byte
+	tag    [16]byte
 }
-
-// Indices into slot.s.
-const (
-	sContentType = iota
-	sCorrelationID
-	sPartitionKey
-	sReplyTo
-	sReplyToSessionID
-	sSessionID
-	sSubject
-	sTo
-	sDeadLetterSource
-	sDeadLetterReason
-	sDeadLetterDescription
-)
 
 // toReceived converts received or peeked minibus messages. dlq is true for
 // messages read from a dead-letter queue, which carry DeadLetterReason and
@@ -297,54 +292,46 @@ func toReceived(in []*minibus.ReceivedMessage, dlq bool) []*azservicebus.Receive
 	return out
 }
 
-// ptr points at s.s[i] set to v, or is nil when v is empty.
-func (s *slot) ptr(i int, v string) *string {
-	if v == "" {
+// ref points at *p, or is nil when it is empty.
+func ref(p *string) *string {
+	if *p == "" {
 		return nil
 	}
-	s.s[i] = v
-	return &s.s[i]
+	return p
 }
 
 func fill(s *slot, m *minibus.ReceivedMessage, dlq bool) {
 	rm, raw, p := &s.rm, &s.raw, &s.props
 	rm.MessageID = m.MessageID
 	rm.Body = m.Body
-	rm.ContentType = s.ptr(sContentType, m.ContentType)
-	rm.CorrelationID = s.ptr(sCorrelationID, m.CorrelationID)
-	rm.PartitionKey = s.ptr(sPartitionKey, m.PartitionKey)
-	rm.ReplyTo = s.ptr(sReplyTo, m.ReplyTo)
-	rm.ReplyToSessionID = s.ptr(sReplyToSessionID, m.ReplyToSessionID)
-	rm.SessionID = s.ptr(sSessionID, m.SessionID)
-	rm.Subject = s.ptr(sSubject, m.Subject)
-	rm.To = s.ptr(sTo, m.To)
-	rm.DeadLetterSource = s.ptr(sDeadLetterSource, m.DeadLetterSource)
+	rm.ContentType = ref(&m.ContentType)
+	rm.CorrelationID = ref(&m.CorrelationID)
+	rm.PartitionKey = ref(&m.PartitionKey)
+	rm.ReplyTo = ref(&m.ReplyTo)
+	rm.ReplyToSessionID = ref(&m.ReplyToSessionID)
+	rm.SessionID = ref(&m.SessionID)
+	rm.Subject = ref(&m.Subject)
+	rm.To = ref(&m.To)
+	rm.DeadLetterSource = ref(&m.DeadLetterSource)
 	rm.DeliveryCount = m.DeliveryCount
 	rm.LockToken = m.LockToken
 	rm.State = azservicebus.MessageState(m.State)
-	s.seq = m.SequenceNumber
-	rm.SequenceNumber = &s.seq
+	rm.SequenceNumber = &m.SequenceNumber
 	if m.EnqueuedSequenceNumber != 0 {
-		s.enqSeq = m.EnqueuedSequenceNumber
-		rm.EnqueuedSequenceNumber = &s.enqSeq
+		rm.EnqueuedSequenceNumber = &m.EnqueuedSequenceNumber
 	}
-	s.enq = m.EnqueuedTime
-	rm.EnqueuedTime = &s.enq
+	rm.EnqueuedTime = &m.EnqueuedTime
 	if !m.ExpiresAt.IsZero() {
-		s.exp = m.ExpiresAt
-		rm.ExpiresAt = &s.exp
+		rm.ExpiresAt = &m.ExpiresAt
 	}
 	if m.TimeToLive != 0 {
-		s.ttl = m.TimeToLive
-		rm.TimeToLive = &s.ttl
+		rm.TimeToLive = &m.TimeToLive
 	}
 	if !m.LockedUntil.IsZero() {
-		s.locked = m.LockedUntil
-		rm.LockedUntil = &s.locked
+		rm.LockedUntil = &m.LockedUntil
 	}
 	if !m.ScheduledEnqueueTime.IsZero() {
-		s.sched = m.ScheduledEnqueueTime
-		rm.ScheduledEnqueueTime = &s.sched
+		rm.ScheduledEnqueueTime = &m.ScheduledEnqueueTime
 	}
 
 	appProps := m.ApplicationProperties // minibus's own copy: ours to change
@@ -365,8 +352,7 @@ func fill(s *slot, m *minibus.ReceivedMessage, dlq bool) {
 		}
 		appProps[propDeadLetterReason] = m.DeadLetterReason
 		appProps[propDeadLetterDescription] = m.DeadLetterErrorDescription
-		s.s[sDeadLetterReason], s.s[sDeadLetterDescription] = m.DeadLetterReason, m.DeadLetterErrorDescription
-		rm.DeadLetterReason, rm.DeadLetterErrorDescription = &s.s[sDeadLetterReason], &s.s[sDeadLetterDescription]
+		rm.DeadLetterReason, rm.DeadLetterErrorDescription = &m.DeadLetterReason, &m.DeadLetterErrorDescription
 	}
 	rm.ApplicationProperties = appProps
 	if len(appProps) > 0 {
@@ -460,13 +446,23 @@ func dotnetOrder(t [16]byte) [16]byte {
 	return t
 }
 
-// toSettle is the minibus message to settle or renew sdk's lock with: any
+// settlePool recycles the minibus messages settlements are made with:
+// minibus keeps no reference to them after the call.
+var settlePool = sync.Pool{New: func() any { return new(minibus.ReceivedMessage) }}
+
+// toSettle is the minibus message to settle or renew m's lock with: any
 // receiver of the entity settles by lock token (SEMANTICS L10), as the SDK's
-// settlement on the management link does.
+// settlement on the management link does. Give it back with putSettle.
 func toSettle(m *azservicebus.ReceivedMessage) *minibus.ReceivedMessage {
-	out := &minibus.ReceivedMessage{LockToken: m.LockToken}
+	out := settlePool.Get().(*minibus.ReceivedMessage)
+	out.LockToken = m.LockToken
 	if m.SequenceNumber != nil {
 		out.SequenceNumber = *m.SequenceNumber
 	}
 	return out
+}
+
+func putSettle(m *minibus.ReceivedMessage) {
+	*m = minibus.ReceivedMessage{}
+	settlePool.Put(m)
 }

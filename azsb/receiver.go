@@ -261,6 +261,7 @@ func (r *Receiver) settle(message *azservicebus.ReceivedMessage, fn func(*minibu
 		return clientError(minibus.ErrInvalidArgument, "azsb: message is nil")
 	}
 	m := toSettle(message)
+	defer putSettle(m)
 	return r.do(func(mr *minibus.Receiver) error { return fn(mr, m) })
 }
 

@@ -109,6 +109,7 @@ func (s *Sender) SendMessage(ctx context.Context, message *azservicebus.Message,
 	if err != nil {
 		return err
 	}
+	defer putMessage(m)
 	return s.send(ctx, m)
 }
 

@@ -166,7 +166,9 @@ func (s *SessionReceiver) settle(message *azservicebus.ReceivedMessage, fn func(
 	if err := s.check(); err != nil {
 		return err
 	}
-	return mapError(fn(toSettle(message)))
+	m := toSettle(message)
+	defer putSettle(m)
+	return mapError(fn(m))
 }
 
 // Close releases the session: its locked messages become available again
