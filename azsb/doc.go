@@ -63,24 +63,27 @@
 //     receive-and-delete receiver cannot settle; a message rebuilt from its
 //     LockToken alone settles and renews.
 //
-//   - Errors. Where the SDK returns an *azservicebus.Error, errors.As finds
-//     one with the same Code; elsewhere azsb returns what the SDK returns
-//     (azservicebus.ErrMessageTooLarge, the service's *amqp.Error, context
-//     errors unchanged); and errors.Is still finds the minibus sentinel:
+// # Errors
 //
-//     minibus                    SDK
-//     ErrLockLost                *azservicebus.Error, CodeLockLost
-//     ErrSessionLockLost         *azservicebus.Error, CodeLockLost
-//     ErrNotFound                *azservicebus.Error, CodeNotFound
-//     ErrMessageNotFound         *azservicebus.Error, CodeNotFound (the service's 404)
-//     ErrClosed                  *azservicebus.Error, CodeClosed
-//     ErrMessageTooLarge         azservicebus.ErrMessageTooLarge, *amqp.Error amqp:link:message-size-exceeded
-//     ErrQuotaExceeded           *amqp.Error amqp:resource-limit-exceeded
-//     ErrEntityDisabled          *amqp.Error com.microsoft:entity-disabled
-//     ErrSessionCannotBeLocked   *amqp.Error com.microsoft:session-cannot-be-locked
-//     no SessionID, session queue *amqp.Error amqp:not-allowed, the service's text
-//     AcceptNextSession timeout  *azservicebus.Error, CodeTimeout
-//     context errors             unchanged
+// Where the SDK returns an *azservicebus.Error, errors.As finds one with the
+// same Code; elsewhere azsb returns what the SDK returns
+// (azservicebus.ErrMessageTooLarge, the service's *amqp.Error, context
+// errors unchanged); and errors.Is still finds the minibus sentinel:
+//
+//	minibus                       SDK
+//	ErrLockLost                   *azservicebus.Error, CodeLockLost
+//	ErrSessionLockLost            *azservicebus.Error, CodeLockLost
+//	ErrNotFound                   *azservicebus.Error, CodeNotFound
+//	ErrMessageNotFound            *azservicebus.Error, CodeNotFound (the service's 404)
+//	ErrClosed                     *azservicebus.Error, CodeClosed
+//	ErrMessageTooLarge            azservicebus.ErrMessageTooLarge and *amqp.Error amqp:link:message-size-exceeded
+//	ErrQuotaExceeded              *amqp.Error amqp:resource-limit-exceeded
+//	ErrEntityDisabled             *amqp.Error com.microsoft:entity-disabled
+//	ErrSessionCannotBeLocked      *amqp.Error com.microsoft:session-cannot-be-locked
+//	no SessionID, session queue   *amqp.Error amqp:not-allowed, with the service's text
+//	plain receiver, session queue *amqp.Error amqp:not-allowed, with the service's text
+//	AcceptNextSession times out   *azservicebus.Error, CodeTimeout
+//	context errors                unchanged, not wrapped
 //
 // Errors the SDK makes itself, before calling the service ("maxMessages
 // should be greater than 0", "client has been closed by user", …) have the
@@ -89,7 +92,8 @@
 // asserts the type (err.(*azservicebus.Error)) sees the difference; use
 // errors.Is and errors.As, as the SDK's documentation does. The
 // *azservicebus.Error azsb gives has its Code only (its message is
-// unexported in the SDK); the error's own text carries the detail.
+// unexported in the SDK); the error's own text, "(code): detail", carries
+// minibus's detail.
 //
 // The admin client reports the service's HTTP answers as an
 // *azcore.ResponseError: 404 for a missing entity or rule, 409 for a name
@@ -101,9 +105,11 @@
 // Options minibus cannot honour are accepted and ignored, never a panic:
 // azservicebus.ClientOptions (a custom endpoint, TLS configuration, web
 // sockets, an application id, retry options) and admin.ClientOptions (API
-// version, retries, transport, logging); ReceiveMessagesOptions.
-// TimeAfterFirstMessage (minibus hands over what is available at once, so
-// there is nothing to wait for). The admin properties minibus has no use
+// version, retries, transport, logging), both passed as NewClient's and
+// NewAdminClient's optional last argument, where the SDK's constructors
+// take them; and ReceiveMessagesOptions.TimeAfterFirstMessage (minibus
+// hands over what is available at once, so there is nothing to wait for).
+// The admin properties minibus has no use
 // for (EnableBatchedOperations, EnablePartitioning, SupportOrdering,
 // UserMetadata, AuthorizationRules) are kept and returned as set.
 // Calls the SDK panics on (a nil message, a nil or empty batch, CreateRule

@@ -25,7 +25,11 @@ type sdkError struct {
 	errs []error
 }
 
-func (e *sdkError) Error() string   { return e.text }
+// Error returns the SDK's text of the error and minibus's detail.
+func (e *sdkError) Error() string { return e.text }
+
+// Unwrap gives the SDK's error and the minibus error, for errors.Is and
+// errors.As.
 func (e *sdkError) Unwrap() []error { return e.errs }
 
 // Texts of the errors the SDK makes on the client side, copied so that code
@@ -110,9 +114,12 @@ func tooLarge(err error) error {
 //
 // Every result still wraps the minibus error.
 func mapError(err error) error {
+	var done *sdkError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &done): // mapped already
+		return err
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	case errors.Is(err, minibus.ErrLockLost), errors.Is(err, minibus.ErrSessionLockLost):

@@ -23,6 +23,7 @@ func requireCode(t *testing.T, err error, code azservicebus.Code, sentinel error
 	require.Equal(t, code, sbErr.Code)
 	require.ErrorIs(t, err, sentinel)
 	require.True(t, strings.HasPrefix(err.Error(), "("+string(code)+"): "), err.Error())
+	require.NotContains(t, err.Error(), "): (", "mapped once")
 }
 
 // requireCondition checks that err carries the service's *amqp.Error with

@@ -408,7 +408,9 @@ func fill(s *slot, m *minibus.ReceivedMessage, dlq bool) {
 func mergeExtra(s *slot, x *amqp.Message) {
 	rm, raw, p := &s.rm, &s.raw, &s.props
 	for k, v := range x.Annotations {
-		raw.MessageAnnotations[k] = v
+		if _, broker := raw.MessageAnnotations[k]; !broker { // the service's own win
+			raw.MessageAnnotations[k] = v
+		}
 	}
 	if len(x.Data) > 0 || x.Value != nil || len(x.Sequence) > 0 {
 		raw.Body = azservicebus.AMQPAnnotatedMessageBody{Data: x.Data, Value: x.Value, Sequence: x.Sequence}
