@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/Azure/go-amqp"
@@ -79,6 +80,30 @@ func TestMessageBatchBehaviour(t *testing.T) {
 		require.Equal(t, int64(i), m.ApplicationProperties["i"])
 		require.NotEmpty(t, m.MessageID, "AddMessage gives each message a UUID, as the SDK does")
 	}
+}
+
+// TestMessageBatchPlainMessages: messages of a batch that minibus can hold
+// in its own fields need no AMQP sections: a plain minibus receiver sees
+// them as they were sent.
+func TestMessageBatchPlainMessages(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", nil)
+	s := e.sender("q")
+	b, err := s.NewMessageBatch(e.ctx, nil)
+	require.NoError(t, err)
+	ttl := time.Minute
+	require.NoError(t, b.AddMessage(&azservicebus.Message{Body: []byte("x"), TimeToLive: &ttl, Subject: ptr("s"),
+		PartitionKey: ptr("pk"), ApplicationProperties: map[string]any{"k": "v"}}, nil))
+	require.NoError(t, s.SendMessageBatch(e.ctx, b, nil))
+	r, err := q.NewReceiver(nil)
+	require.NoError(t, err)
+	defer r.Close(e.ctx)
+	msgs, err := r.ReceiveMessages(e.ctx, 1, nil)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"k": "v"}, msgs[0].ApplicationProperties)
+	require.Equal(t, ttl, msgs[0].TimeToLive)
+	require.Equal(t, "s", msgs[0].Subject)
+	require.Equal(t, "pk", msgs[0].PartitionKey)
 }
 
 // TestMessageBatchErrors: what the SDK panics on is an error here.

@@ -197,7 +197,9 @@ func fromAMQP(am *amqp.Message, i int) (*minibus.Message, error) {
 	}
 	if h := am.Header; h != nil {
 		out.TimeToLive = h.TTL
-		if h.Durable || h.Priority != 4 {
+		// The SDK's own messages carry a header with priority 0 when they
+		// have a TTL; AMQP's default is 4. Neither is worth keeping.
+		if h.Durable || (h.Priority != 4 && h.Priority != 0) {
 			extra.Header = &amqp.MessageHeader{Durable: h.Durable, Priority: h.Priority}
 			keep = true
 		}
