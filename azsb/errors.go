@@ -114,12 +114,13 @@ func tooLarge(err error) error {
 //
 // Every result still wraps the minibus error.
 func mapError(err error) error {
-	var done *sdkError
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.As(err, &done): // mapped already
+	}
+	if _, done := err.(*sdkError); done { // mapped already
 		return err
+	}
+	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	case errors.Is(err, minibus.ErrLockLost), errors.Is(err, minibus.ErrSessionLockLost):

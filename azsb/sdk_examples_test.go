@@ -371,6 +371,8 @@ func TestSDKExamplesAdmin(t *testing.T) {
 		exampleNamespace(t)
 		adminClient = azsb.NewAdminClient(ns)
 		mustQueue(t, "queue-name")
+		log.SetOutput(io.Discard) // exitOnError logs as it panics
+		defer log.SetOutput(os.Stderr)
 		var panicked any
 		func() {
 			defer func() { panicked = recover() }()
