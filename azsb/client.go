@@ -253,7 +253,7 @@ func (c *Client) acceptSession(ctx context.Context, e entityRef, sessionID *stri
 		}
 		return nil, mapError(err)
 	}
-	sr := &SessionReceiver{c: c, r: msr, mode: mode, dlq: false}
+	sr := &SessionReceiver{c: c, r: msr, mode: mode}
 	id, err := c.add(sr)
 	if err != nil {
 		_ = msr.Close(context.Background())

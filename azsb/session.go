@@ -22,7 +22,6 @@ type SessionReceiver struct {
 	id   uint64
 	r    *minibus.SessionReceiver
 	mode azservicebus.ReceiveMode
-	dlq  bool
 
 	closed    atomic.Bool
 	receiving atomic.Bool
@@ -85,7 +84,7 @@ func (s *SessionReceiver) ReceiveMessages(ctx context.Context, maxMessages int, 
 	if err != nil {
 		return nil, mapError(err)
 	}
-	return toReceived(msgs, s.dlq), nil
+	return toReceived(msgs, false), nil
 }
 
 // ReceiveDeferredMessages fetches the session's deferred messages by
@@ -98,7 +97,7 @@ func (s *SessionReceiver) ReceiveDeferredMessages(ctx context.Context, sequenceN
 	if err != nil {
 		return nil, mapError(err)
 	}
-	return toReceived(msgs, s.dlq), nil
+	return toReceived(msgs, false), nil
 }
 
 // PeekMessages peeks the session's messages, as Receiver.PeekMessages.
@@ -110,7 +109,7 @@ func (s *SessionReceiver) PeekMessages(ctx context.Context, maxMessageCount int,
 	if err != nil {
 		return nil, mapError(err)
 	}
-	return toReceived(msgs, s.dlq), nil
+	return toReceived(msgs, false), nil
 }
 
 // CompleteMessage removes a message of the session, as
