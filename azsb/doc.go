@@ -1,0 +1,146 @@
+// Package azsb gives code written for the Azure SDK for Go's Service Bus
+// client (github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus and
+// its admin package) a minibus namespace to run against, unchanged: the
+// application keeps its azservicebus types, and only the constructor
+// differs.
+//
+//	ns := minibus.NewNamespace()              // in tests, with minibus.WithClock(mock)
+//	client := azsb.NewClient(ns)              // instead of azservicebus.NewClient(...)
+//	adminClient := azsb.NewAdminClient(ns)    // instead of admin.NewClient(...)
+//
+//	sender, _ := client.NewSender("orders", nil)
+//	err := sender.SendMessage(ctx, &azservicebus.Message{Body: []byte("hi")}, nil)
+//	receiver, _ := client.NewReceiverForQueue("orders", nil)
+//	msgs, _ := receiver.ReceiveMessages(ctx, 10, nil) // []*azservicebus.ReceivedMessage
+//
+// azsb is a module of its own (github.com/minibus-go/minibus/azsb), so that
+// importing minibus never pulls in the Azure SDK.
+//
+// # What azsb is
+//
+// [Client], [Sender], [Receiver], [SessionReceiver] and [AdminClient] have
+// the methods of *azservicebus.Client, *azservicebus.Sender,
+// *azservicebus.Receiver, *azservicebus.SessionReceiver and *admin.Client
+// with the SDK's own types in every signature (*azservicebus.Message,
+// *azservicebus.ReceivedMessage, *azservicebus.MessageBatch, every options
+// and response struct, *runtime.Pager). An interface an application declares
+// over the SDK's types is satisfied by azsb's, so the same code is served by
+// minibus in tests and by Azure Service Bus in production. The tests check
+// this at compile time and, by reflection, that no method of the SDK is
+// missing.
+//
+// # What is faithful
+//
+//   - Messages, both ways: every field of Message and ReceivedMessage, with
+//     nil pointers for unset fields; LockToken, LockedUntil (updated by
+//     RenewMessageLock), SequenceNumber, EnqueuedTime, ExpiresAt,
+//     DeliveryCount (1 on the first delivery), State, ScheduledEnqueueTime;
+//     DeadLetterReason and DeadLetterErrorDescription on messages of a
+//     dead-letter queue, also in ApplicationProperties where the SDK reads
+//     them; ReceivedMessage.Message() forwards a received message; every
+//     received message has its RawAMQPMessage, with the service's message
+//     annotations (x-opt-sequence-number, x-opt-enqueued-time,
+//     x-opt-locked-until, …). Application property values come back with
+//     AMQP's types (int as int64, uint as uint64); a type AMQP cannot carry
+//     is refused, as the SDK's encoder refuses it.
+//
+//   - AMQP messages: SendAMQPAnnotatedMessage and batches keep Value and
+//     Sequence bodies, several data sections, custom message annotations,
+//     non-string message ids, footers, durable and priority, and give them
+//     back in RawAMQPMessage. minibus has no field for these: azsb keeps
+//     them AMQP-encoded in one application property, "$azsb.amqp", which
+//     azsb's receivers remove (a plain minibus receiver of the same entity
+//     sees it).
+//
+//   - Behaviour: everything minibus does (SEMANTICS.md in the minibus
+//     repository), plus the SDK's own: senders and receivers open nothing
+//     until their first call (a missing entity is then an error with
+//     CodeNotFound) and find an entity again after it was deleted and
+//     created anew; ReceiveMessages refuses maxMessages outside 1..5000 and
+//     a second concurrent call; peeking continues after the last peeked
+//     message unless FromSequenceNumber is given; ScheduleMessages and
+//     batches give messages without a MessageID a random UUID; a
+//     receive-and-delete receiver cannot settle; a message rebuilt from its
+//     LockToken alone settles and renews.
+//
+// # Errors
+//
+// Where the SDK returns an *azservicebus.Error, errors.As finds one with the
+// same Code; elsewhere azsb returns what the SDK returns
+// (azservicebus.ErrMessageTooLarge, the service's *amqp.Error, context
+// errors unchanged); and errors.Is still finds the minibus sentinel:
+//
+//	minibus                       SDK
+//	ErrLockLost                   *azservicebus.Error, CodeLockLost
+//	ErrSessionLockLost            *azservicebus.Error, CodeLockLost
+//	ErrNotFound                   *azservicebus.Error, CodeNotFound
+//	ErrMessageNotFound            *azservicebus.Error, CodeNotFound (the service's 404)
+//	ErrClosed                     *azservicebus.Error, CodeClosed
+//	ErrMessageTooLarge            azservicebus.ErrMessageTooLarge and *amqp.Error amqp:link:message-size-exceeded
+//	ErrQuotaExceeded              *amqp.Error amqp:resource-limit-exceeded
+//	ErrEntityDisabled             *amqp.Error com.microsoft:entity-disabled
+//	ErrSessionCannotBeLocked      *amqp.Error com.microsoft:session-cannot-be-locked
+//	no SessionID, session queue   *amqp.Error amqp:not-allowed, with the service's text
+//	plain receiver, session queue *amqp.Error amqp:not-allowed, with the service's text
+//	AcceptNextSession times out   *azservicebus.Error, CodeTimeout
+//	context errors                unchanged, not wrapped
+//
+// Errors the SDK makes itself, before calling the service ("maxMessages
+// should be greater than 0", "client has been closed by user", …) have the
+// SDK's text and wrap minibus.ErrInvalidArgument or minibus.ErrClosed. A
+// caller that compares with == (err == azservicebus.ErrMessageTooLarge) or
+// asserts the type (err.(*azservicebus.Error)) sees the difference; use
+// errors.Is and errors.As, as the SDK's documentation does. The
+// *azservicebus.Error azsb gives has its Code only (its message is
+// unexported in the SDK); the error's own text, "(code): detail", carries
+// minibus's detail.
+//
+// The admin client reports the service's HTTP answers as an
+// *azcore.ResponseError: 404 for a missing entity or rule, 409 for a name
+// taken, 400 for a property minibus refuses; Get and GetRuntimeProperties of
+// a missing entity return nil and no error.
+//
+// # What is ignored
+//
+// Options minibus cannot honour are accepted and ignored, never a panic:
+// azservicebus.ClientOptions (a custom endpoint, TLS configuration, web
+// sockets, an application id, retry options) and admin.ClientOptions (API
+// version, retries, transport, logging), both passed as NewClient's and
+// NewAdminClient's optional last argument, where the SDK's constructors
+// take them; and ReceiveMessagesOptions.TimeAfterFirstMessage (minibus
+// hands over what is available at once, so there is nothing to wait for).
+// The admin properties minibus has no use
+// for (EnableBatchedOperations, EnablePartitioning, SupportOrdering,
+// UserMetadata, AuthorizationRules) are kept and returned as set.
+// Calls the SDK panics on (a nil message, a nil or empty batch, CreateRule
+// with nil options) return an error or, for CreateRule, create "$Default".
+//
+// Differences that remain: instants are minibus's exact ones (nanoseconds
+// on the namespace clock, not the wire's milliseconds); TimeToLive and
+// ExpiresAt are nil for a message that never expires; a *string field set
+// to "" reads back nil, and a SessionID of "" is no session, as minibus
+// has no other "unset"; UpdateRule deletes and recreates the rule, so a
+// message sent during the call may miss it.
+//
+// # Message batches
+//
+// *azservicebus.MessageBatch has an unexported size limit and constructor,
+// and its AddMessage must work as the SDK's because application code calls
+// it. NewMessageBatch makes a new(azservicebus.MessageBatch) and sets its
+// unexported maxBytes field through reflect and unsafe; SendMessageBatch
+// reads its unexported marshaledMessages (AMQP-encoded messages, under the
+// batch's own mutex) and decodes them with go-amqp. The three fields and
+// their types are checked once before use: an SDK that changes them makes
+// these two calls return an error, never panic, and TestMessageBatchLayout
+// fails naming the change. The limit is MessageBatchOptions.MaxBytes or the
+// entity's MaxMessageSizeInKilobytes (at most 1 MB), as the SDK takes it
+// from the link.
+//
+// # Sessions
+//
+// minibus is building sessions. SessionReceiver and the Accept methods of
+// Client delegate to minibus's, which refuse every entity until then.
+// Client has no NewListSessionsForQueuePager or
+// NewListSessionsForSubscriptionPager yet: minibus has no call that lists
+// an entity's session ids.
+package azsb

@@ -1,0 +1,472 @@
+package azsb
+
+import (
+	"crypto/rand"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+	"github.com/Azure/go-amqp"
+	"github.com/minibus-go/minibus"
+)
+
+// The conversions between the SDK's messages and minibus's, both ways. Sent
+// fields map one to one (a nil *string is minibus's "", a nil *time.Time its
+// zero time, a nil *time.Duration 0); what minibus has no field for (AMQP
+// bodies other than one data section, custom message annotations,
+// non-string message ids, footers and a few properties) travels in one
+// reserved application property, amqpSectionsProperty, that azsb strips
+// again on receive.
+
+// amqpSectionsProperty is the application property in which azsb keeps the
+// parts of an AMQP message minibus has no field for, AMQP-encoded. Receivers
+// of azsb never see it; minibus receivers of the same entity do.
+const amqpSectionsProperty = "$azsb.amqp"
+
+// Message annotations the service sets and the SDK reads.
+const (
+	annotPartitionKey   = "x-opt-partition-key"
+	annotScheduledTime  = "x-opt-scheduled-enqueue-time"
+	annotLockedUntil    = "x-opt-locked-until"
+	annotSequenceNumber = "x-opt-sequence-number"
+	annotEnqueuedTime   = "x-opt-enqueued-time"
+	annotDeadLetterSrc  = "x-opt-deadletter-source"
+	annotEnqueuedSeq    = "x-opt-enqueue-sequence-number"
+	annotMessageState   = "x-opt-message-state"
+)
+
+// Application properties the service sets on dead-lettered messages and the
+// SDK reads DeadLetterReason and DeadLetterErrorDescription from.
+const (
+	propDeadLetterReason      = "DeadLetterReason"
+	propDeadLetterDescription = "DeadLetterErrorDescription"
+)
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// fromMessage converts a message to send. i numbers it in its call.
+func fromMessage(m *azservicebus.Message, i int) (*minibus.Message, error) {
+	if m == nil {
+		return nil, clientError(minibus.ErrInvalidArgument, fmt.Sprintf("azsb: message %d is nil", i))
+	}
+	props, _, err := normalizeProps(m.ApplicationProperties)
+	if err != nil {
+		return nil, err
+	}
+	out := sendPool.Get().(*minibus.Message)
+	*out = minibus.Message{
+		MessageID:             str(m.MessageID),
+		Body:                  m.Body,
+		ContentType:           str(m.ContentType),
+		CorrelationID:         str(m.CorrelationID),
+		Subject:               str(m.Subject),
+		To:                    str(m.To),
+		ReplyTo:               str(m.ReplyTo),
+		ReplyToSessionID:      str(m.ReplyToSessionID),
+		SessionID:             str(m.SessionID),
+		PartitionKey:          str(m.PartitionKey),
+		ApplicationProperties: props,
+	}
+	if m.TimeToLive != nil {
+		out.TimeToLive = *m.TimeToLive
+	}
+	if m.ScheduledEnqueueTime != nil {
+		out.ScheduledEnqueueTime = *m.ScheduledEnqueueTime
+	}
+	return out, nil
+}
+
+// sendPool recycles the minibus messages single sends are made with: minibus
+// copies what it keeps (SEMANTICS V4) and keeps no reference to them.
+var sendPool = sync.Pool{New: func() any { return new(minibus.Message) }}
+
+// putMessage gives a message made by fromMessage back to sendPool.
+func putMessage(m *minibus.Message) {
+	*m = minibus.Message{}
+	sendPool.Put(m)
+}
+
+// normalizeProps checks application property values against what both the
+// SDK's AMQP encoding and minibus carry, and gives them the types a
+// receiver of the SDK reads back: int becomes int64, uint uint64, as AMQP
+// has no machine-sized integers. The map is copied only when a value
+// changes; copied reports whether it was.
+func normalizeProps(p map[string]any) (out map[string]any, copied bool, err error) {
+	for k, v := range p {
+		var nv any
+		switch x := v.(type) {
+		case nil, bool, string, []byte, time.Time,
+			int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
+			continue
+		case int:
+			nv = int64(x)
+		case uint:
+			nv = uint64(x)
+		default:
+			return nil, false, clientError(minibus.ErrInvalidArgument,
+				fmt.Sprintf("azsb: application property %q: marshal not implemented for %T", k, v))
+		}
+		if out == nil {
+			out = maps.Clone(p)
+		}
+		out[k] = nv
+	}
+	if out != nil {
+		return out, true, nil
+	}
+	return p, false, nil
+}
+
+// toAMQP converts an AMQP annotated message to go-amqp's message, as the
+// SDK's own toAMQPMessage does, so that AMQP messages and decoded batch
+// messages share one conversion (fromAMQP).
+func toAMQP(am *azservicebus.AMQPAnnotatedMessage) *amqp.Message {
+	out := &amqp.Message{
+		Annotations:           amqp.Annotations(am.MessageAnnotations),
+		ApplicationProperties: am.ApplicationProperties,
+		Data:                  am.Body.Data,
+		Value:                 am.Body.Value,
+		Sequence:              am.Body.Sequence,
+		Footer:                amqp.Annotations(am.Footer),
+		Properties:            &amqp.MessageProperties{},
+	}
+	if h := am.Header; h != nil {
+		out.Header = &amqp.MessageHeader{DeliveryCount: h.DeliveryCount, Durable: h.Durable, FirstAcquirer: h.FirstAcquirer, Priority: h.Priority, TTL: h.TTL}
+	}
+	if p := am.Properties; p != nil {
+		out.Properties = &amqp.MessageProperties{
+			AbsoluteExpiryTime: p.AbsoluteExpiryTime, ContentEncoding: p.ContentEncoding, ContentType: p.ContentType,
+			CorrelationID: p.CorrelationID, CreationTime: p.CreationTime, GroupID: p.GroupID, GroupSequence: p.GroupSequence,
+			MessageID: p.MessageID, ReplyTo: p.ReplyTo, ReplyToGroupID: p.ReplyToGroupID, Subject: p.Subject, To: p.To, UserID: p.UserID,
+		}
+	}
+	return out
+}
+
+// fromAMQP converts an AMQP message to send: the properties, header TTL,
+// partition key and schedule annotations and application properties map to
+// minibus's fields; a body of exactly one data section is the Body; the
+// rest (other bodies, other annotations, non-string ids, the footer,
+// durable and priority, content encoding, creation and expiry times, group
+// sequence, user id) is kept AMQP-encoded in amqpSectionsProperty. Delivery
+// annotations and the delivery tag belong to one transfer and are dropped,
+// as a broker does.
+func fromAMQP(am *amqp.Message, i int) (*minibus.Message, error) {
+	if am == nil {
+		return nil, clientError(minibus.ErrInvalidArgument, fmt.Sprintf("azsb: message %d is nil", i))
+	}
+	props, copied, err := normalizeProps(am.ApplicationProperties)
+	if err != nil {
+		return nil, err
+	}
+	out := &minibus.Message{ApplicationProperties: props}
+	var extra amqp.Message
+	keep := false
+	if p := am.Properties; p != nil {
+		out.ContentType, out.Subject, out.To = str(p.ContentType), str(p.Subject), str(p.To)
+		out.ReplyTo, out.ReplyToSessionID, out.SessionID = str(p.ReplyTo), str(p.ReplyToGroupID), str(p.GroupID)
+		var ep amqp.MessageProperties
+		switch id := p.MessageID.(type) {
+		case nil:
+		case string:
+			out.MessageID = id
+		default:
+			ep.MessageID = id
+		}
+		switch id := p.CorrelationID.(type) {
+		case nil:
+		case string:
+			out.CorrelationID = id
+		default:
+			ep.CorrelationID = id
+		}
+		ep.ContentEncoding, ep.CreationTime, ep.AbsoluteExpiryTime = p.ContentEncoding, p.CreationTime, p.AbsoluteExpiryTime
+		ep.GroupSequence, ep.UserID = p.GroupSequence, p.UserID
+		if ep.MessageID != nil || ep.CorrelationID != nil || ep.ContentEncoding != nil || ep.CreationTime != nil ||
+			ep.AbsoluteExpiryTime != nil || ep.GroupSequence != nil || ep.UserID != nil {
+			extra.Properties = &ep
+			keep = true
+		}
+	}
+	if h := am.Header; h != nil {
+		out.TimeToLive = h.TTL
+		// The SDK's own messages carry a header with priority 0 when they
+		// have a TTL; AMQP's default is 4. Neither is worth keeping.
+		if h.Durable || (h.Priority != 4 && h.Priority != 0) {
+			extra.Header = &amqp.MessageHeader{Durable: h.Durable, Priority: h.Priority}
+			keep = true
+		}
+	}
+	for k, v := range am.Annotations {
+		switch k {
+		case annotPartitionKey:
+			if s, ok := v.(string); ok {
+				out.PartitionKey = s
+				continue
+			}
+		case annotScheduledTime:
+			switch t := v.(type) {
+			case time.Time:
+				out.ScheduledEnqueueTime = t
+				continue
+			case *time.Time:
+				if t != nil {
+					out.ScheduledEnqueueTime = *t
+				}
+				continue
+			}
+		}
+		if extra.Annotations == nil {
+			extra.Annotations = amqp.Annotations{}
+		}
+		extra.Annotations[k] = v
+		keep = true
+	}
+	if len(am.Data) == 1 && am.Value == nil && len(am.Sequence) == 0 {
+		out.Body = am.Data[0]
+	} else if len(am.Data) > 0 || am.Value != nil || len(am.Sequence) > 0 {
+		extra.Data, extra.Value, extra.Sequence = am.Data, am.Value, am.Sequence
+		keep = true
+	}
+	if len(am.Footer) > 0 {
+		extra.Footer = am.Footer
+		keep = true
+	}
+	if keep {
+		enc, err := extra.MarshalBinary()
+		if err != nil {
+			return nil, clientError(minibus.ErrInvalidArgument, fmt.Sprintf("azsb: message %d: %v", i, err))
+		}
+		if !copied {
+			out.ApplicationProperties = make(map[string]any, len(props)+1)
+			maps.Copy(out.ApplicationProperties, props)
+		}
+		out.ApplicationProperties[amqpSectionsProperty] = enc
+	}
+	return out, nil
+}
+
+// newUUID returns a random RFC 4122 version 4 UUID, the MessageID the SDK
+// gives messages it schedules or batches without one.
+func newUUID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// slot holds one received message and what its pointers point to that the
+// minibus message does not hold, so that a batch of received messages takes
+// one allocation for all of them. The other pointers point into the minibus
+// message itself, which azsb owns (minibus returns copies).
+type slot struct {
+	rm     azservicebus.ReceivedMessage
+	raw    azservicebus.AMQPAnnotatedMessage
+	props  azservicebus.AMQPAnnotatedMessageProperties
+	header azservicebus.AMQPAnnotatedMessageHeader
+	data   [1][]byte
+	tag    [16]byte
+}
+
+// toReceived converts received or peeked minibus messages. dlq is true for
+// messages read from a dead-letter queue, which carry DeadLetterReason and
+// DeadLetterErrorDescription as the service sets them (also as application
+// properties, where the SDK reads them from).
+func toReceived(in []*minibus.ReceivedMessage, dlq bool) []*azservicebus.ReceivedMessage {
+	if len(in) == 0 {
+		return []*azservicebus.ReceivedMessage{}
+	}
+	slots := make([]slot, len(in))
+	out := make([]*azservicebus.ReceivedMessage, len(in))
+	for i, m := range in {
+		s := &slots[i]
+		fill(s, m, dlq)
+		out[i] = &s.rm
+	}
+	return out
+}
+
+// ref points at *p, or is nil when it is empty.
+func ref(p *string) *string {
+	if *p == "" {
+		return nil
+	}
+	return p
+}
+
+func fill(s *slot, m *minibus.ReceivedMessage, dlq bool) {
+	rm, raw, p := &s.rm, &s.raw, &s.props
+	rm.MessageID = m.MessageID
+	rm.Body = m.Body
+	rm.ContentType = ref(&m.ContentType)
+	rm.CorrelationID = ref(&m.CorrelationID)
+	rm.PartitionKey = ref(&m.PartitionKey)
+	rm.ReplyTo = ref(&m.ReplyTo)
+	rm.ReplyToSessionID = ref(&m.ReplyToSessionID)
+	rm.SessionID = ref(&m.SessionID)
+	rm.Subject = ref(&m.Subject)
+	rm.To = ref(&m.To)
+	rm.DeadLetterSource = ref(&m.DeadLetterSource)
+	rm.DeliveryCount = m.DeliveryCount
+	rm.LockToken = m.LockToken
+	rm.State = azservicebus.MessageState(m.State)
+	rm.SequenceNumber = &m.SequenceNumber
+	if m.EnqueuedSequenceNumber != 0 {
+		rm.EnqueuedSequenceNumber = &m.EnqueuedSequenceNumber
+	}
+	rm.EnqueuedTime = &m.EnqueuedTime
+	if !m.ExpiresAt.IsZero() {
+		rm.ExpiresAt = &m.ExpiresAt
+	}
+	if m.TimeToLive != 0 {
+		rm.TimeToLive = &m.TimeToLive
+	}
+	if !m.LockedUntil.IsZero() {
+		rm.LockedUntil = &m.LockedUntil
+	}
+	if !m.ScheduledEnqueueTime.IsZero() {
+		rm.ScheduledEnqueueTime = &m.ScheduledEnqueueTime
+	}
+
+	appProps := m.ApplicationProperties // minibus's own copy: ours to change
+	var extra *amqp.Message
+	if enc, ok := appProps[amqpSectionsProperty].([]byte); ok {
+		delete(appProps, amqpSectionsProperty)
+		var x amqp.Message
+		if x.UnmarshalBinary(enc) == nil {
+			extra = &x
+		}
+		if len(appProps) == 0 {
+			appProps = nil
+		}
+	}
+	if dlq || m.DeadLetterReason != "" || m.DeadLetterErrorDescription != "" {
+		if appProps == nil {
+			appProps = make(map[string]any, 2)
+		}
+		appProps[propDeadLetterReason] = m.DeadLetterReason
+		appProps[propDeadLetterDescription] = m.DeadLetterErrorDescription
+		rm.DeadLetterReason, rm.DeadLetterErrorDescription = &m.DeadLetterReason, &m.DeadLetterErrorDescription
+	}
+	rm.ApplicationProperties = appProps
+	if len(appProps) > 0 {
+		raw.ApplicationProperties = maps.Clone(appProps)
+	}
+
+	// The raw AMQP view, as the service delivers the message.
+	rm.RawAMQPMessage = raw
+	p.ContentType, p.Subject, p.To, p.ReplyTo = rm.ContentType, rm.Subject, rm.To, rm.ReplyTo
+	p.ReplyToGroupID, p.GroupID = rm.ReplyToSessionID, rm.SessionID
+	p.MessageID = m.MessageID
+	if rm.CorrelationID != nil {
+		p.CorrelationID = m.CorrelationID
+	}
+	raw.Properties = p
+	s.header = azservicebus.AMQPAnnotatedMessageHeader{Priority: 4, TTL: m.TimeToLive}
+	if m.DeliveryCount > 0 {
+		s.header.DeliveryCount = m.DeliveryCount - 1
+	}
+	raw.Header = &s.header
+	s.data[0] = m.Body
+	raw.Body.Data = s.data[:]
+	if m.LockToken != ([16]byte{}) {
+		s.tag = dotnetOrder(m.LockToken)
+		raw.DeliveryTag = s.tag[:]
+	}
+	annots := make(map[any]any, 8)
+	annots[annotSequenceNumber] = m.SequenceNumber
+	annots[annotEnqueuedTime] = m.EnqueuedTime
+	annots[annotMessageState] = int64(m.State)
+	if rm.LockedUntil != nil {
+		annots[annotLockedUntil] = m.LockedUntil
+	}
+	if rm.PartitionKey != nil {
+		annots[annotPartitionKey] = m.PartitionKey
+	}
+	if rm.ScheduledEnqueueTime != nil {
+		annots[annotScheduledTime] = m.ScheduledEnqueueTime
+	}
+	if rm.EnqueuedSequenceNumber != nil {
+		annots[annotEnqueuedSeq] = m.EnqueuedSequenceNumber
+	}
+	if rm.DeadLetterSource != nil {
+		annots[annotDeadLetterSrc] = m.DeadLetterSource
+	}
+	raw.MessageAnnotations = annots
+	if extra != nil {
+		mergeExtra(s, extra)
+	}
+}
+
+// mergeExtra puts back what fromAMQP kept in amqpSectionsProperty.
+func mergeExtra(s *slot, x *amqp.Message) {
+	rm, raw, p := &s.rm, &s.raw, &s.props
+	for k, v := range x.Annotations {
+		if _, broker := raw.MessageAnnotations[k]; !broker { // the service's own win
+			raw.MessageAnnotations[k] = v
+		}
+	}
+	if len(x.Data) > 0 || x.Value != nil || len(x.Sequence) > 0 {
+		raw.Body = azservicebus.AMQPAnnotatedMessageBody{Data: x.Data, Value: x.Value, Sequence: x.Sequence}
+		rm.Body = nil
+		if len(x.Data) == 1 {
+			rm.Body = x.Data[0]
+		}
+	}
+	if len(x.Footer) > 0 {
+		raw.Footer = map[any]any(x.Footer)
+	}
+	if h := x.Header; h != nil {
+		s.header.Durable, s.header.Priority = h.Durable, h.Priority
+	}
+	if xp := x.Properties; xp != nil {
+		if xp.MessageID != nil {
+			p.MessageID = xp.MessageID
+			rm.MessageID = "" // the SDK surfaces string ids only
+		}
+		if xp.CorrelationID != nil {
+			p.CorrelationID = xp.CorrelationID
+		}
+		p.ContentEncoding, p.CreationTime, p.AbsoluteExpiryTime = xp.ContentEncoding, xp.CreationTime, xp.AbsoluteExpiryTime
+		p.GroupSequence, p.UserID = xp.GroupSequence, xp.UserID
+	}
+}
+
+// dotnetOrder gives a lock token in the byte order of the AMQP delivery tag
+// the service sends (a .NET GUID); the SDK swaps it back into LockToken.
+func dotnetOrder(t [16]byte) [16]byte {
+	t[0], t[3] = t[3], t[0]
+	t[1], t[2] = t[2], t[1]
+	t[4], t[5] = t[5], t[4]
+	t[6], t[7] = t[7], t[6]
+	return t
+}
+
+// settlePool recycles the minibus messages settlements are made with:
+// minibus keeps no reference to them after the call.
+var settlePool = sync.Pool{New: func() any { return new(minibus.ReceivedMessage) }}
+
+// toSettle is the minibus message to settle or renew m's lock with: any
+// receiver of the entity settles by lock token (SEMANTICS L10), as the SDK's
+// settlement on the management link does. Give it back with putSettle.
+func toSettle(m *azservicebus.ReceivedMessage) *minibus.ReceivedMessage {
+	out := settlePool.Get().(*minibus.ReceivedMessage)
+	out.LockToken = m.LockToken
+	if m.SequenceNumber != nil {
+		out.SequenceNumber = *m.SequenceNumber
+	}
+	return out
+}
+
+func putSettle(m *minibus.ReceivedMessage) {
+	*m = minibus.ReceivedMessage{}
+	settlePool.Put(m)
+}
