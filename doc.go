@@ -58,6 +58,16 @@
 // the dead-lettered ones; what cannot be delivered lands in the source's
 // transfer dead-letter queue ([SubQueueTransfer]).
 //
+// # Processing and testing
+//
+// A [Processor] runs a [Handler] over a queue's or subscription's messages:
+// it completes, dead-letters ([DeadLetterError]) or retries each message,
+// renews locks, bounds concurrency and shuts down cleanly.
+// [Namespace.WaitIdle] returns once every running processor has nothing
+// left to do, so a test waits without sleeping; [WithObserver] sees every
+// broker event and [WithFaultInjector] makes chosen calls fail. Package
+// minibustest bundles them for tests.
+//
 // # Time and clocks
 //
 // All time comes from the namespace clock, set with [WithClock]

@@ -381,11 +381,12 @@ func (p *Processor) drainSession(ctx context.Context, s *SessionReceiver, handle
 		}
 		p.track(msgs[0], true)
 		var left atomic.Bool // the loop left while the handler ran
+		var settled atomic.Bool
 		done := make(chan struct{})
 		handlers.Add(1)
 		go func() {
 			defer handlers.Done()
-			p.handle(sctx, &s.r, s, msgs[0])
+			settled.Store(p.handle(sctx, &s.r, s, msgs[0]))
 			close(done)
 			if left.Load() {
 				s.r.r.Close()
@@ -393,8 +394,12 @@ func (p *Processor) drainSession(ctx context.Context, s *SessionReceiver, handle
 		}()
 		select {
 		case <-done:
+			if !settled.Load() {
+				s.r.r.Close() // its message comes back first, to the next holder
+				return nil
+			}
 		case <-ctx.Done():
-			s.r.r.StopRenewing(nil)
+			s.r.r.StopRenewing()
 			if left.Store(true); isClosed(done) {
 				s.r.r.Close()
 			}
@@ -451,14 +456,14 @@ func (p *Processor) track(m *ReceivedMessage, in bool) {
 // on a *DeadLetterError, abandon with the retry delay otherwise (SEMANTICS
 // L6 dead-letters it after MaxDeliveryCount). A result returned after ctx
 // ended is settled all the same.
-func (p *Processor) handle(ctx context.Context, r *Receiver, s *SessionReceiver, m *ReceivedMessage) {
+func (p *Processor) handle(ctx context.Context, r *Receiver, s *SessionReceiver, m *ReceivedMessage) (settled bool) {
 	defer p.track(m, false)
 	err := p.call(ctx, m)
 	if p.mode == ReceiveModeReceiveAndDelete {
 		if err != nil {
 			p.log().Warn("minibus: handler failed (receive-and-delete: not retried)", "entity", p.e.Path(), "seq", m.SequenceNumber, "error", err)
 		}
-		return
+		return true
 	}
 	settle := context.Background()
 	var dl *DeadLetterError
@@ -472,8 +477,16 @@ func (p *Processor) handle(ctx context.Context, r *Receiver, s *SessionReceiver,
 		err = p.abandon(r, m)
 	}
 	if err != nil {
+		// The message stays locked until its lock ends, then comes back; a
+		// session processor releases the session instead, so that it comes
+		// back first.
 		p.log().Warn("minibus: settling failed", "entity", p.e.Path(), "seq", m.SequenceNumber, "error", err)
+		if r.r != nil && s == nil {
+			r.r.StopRenewing(m.LockToken)
+		}
+		return false
 	}
+	return true
 }
 
 // abandon releases m for a retry after RetryDelay.
@@ -524,9 +537,11 @@ func (p *Processor) shutdown(handlers *sync.WaitGroup) {
 		tokens = append(tokens, t)
 	}
 	p.mu.Unlock()
-	if r, err := p.e.NewReceiver(p.sub.queue(), engine.PeekLock); err == nil {
-		r.StopRenewing(tokens)
-		r.Close()
+	if len(tokens) > 0 {
+		if r, err := p.e.NewReceiver(p.sub.queue(), engine.PeekLock); err == nil {
+			r.StopRenewing(tokens...)
+			r.Close()
+		}
 	}
 	timer := p.e.Broker().Clock().Timer(p.e.Config().LockDuration)
 	defer timer.Stop()

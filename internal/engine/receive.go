@@ -343,19 +343,19 @@ func (r *Receiver) AutoRenew(d time.Duration) {
 	}
 }
 
-// StopRenewing ends the automatic renewal of the locks of tokens, and of
-// the receiver's session: they end at their LockedUntil.
-func (r *Receiver) StopRenewing(tokens [][16]byte) {
+// StopRenewing ends the automatic renewal of the locks of tokens, which
+// then end at their LockedUntil; with none, of the receiver's session and
+// its messages.
+func (r *Receiver) StopRenewing(tokens ...[16]byte) {
 	e := r.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	r.renewFor = 0
 	for _, t := range tokens {
 		if m := e.st.Locked(t); m != nil {
 			m.RenewUntil = 0
 		}
 	}
-	if s := r.sess; s != nil && s.holder == r {
+	if s := r.sess; len(tokens) == 0 && s != nil && s.holder == r {
 		s.renewUntil = 0
 		e.st.LockedIn(s.id, func(m *store.Message) { m.RenewUntil = 0 })
 	}
