@@ -24,7 +24,9 @@ import (
 // or schedules are pending it also wakes at the earliest of their deadlines.
 //
 // Its topic is one such queue per subscription, a send inserting the same
-// body into each.
+// body into each; its filtered topic (the scaling set) calls a Go func per
+// subscription to choose them. Many queues (the scaling set) are that many
+// such queues in a map by name.
 type BtreePeer struct{}
 
 // btreeLockDuration is the lock duration of the btree baseline, Service Bus's
@@ -336,6 +338,70 @@ func (t *btreeTopic) NewReceiver(ctx context.Context, sub int) (Receiver, error)
 func (t *btreeTopic) Close() error {
 	for _, s := range t.subs {
 		s.Close()
+	}
+	return nil
+}
+
+// OpenFilteredTopic implements [FilteredTopicPeer]: subs btree queues, each
+// with a Go func(k int) bool as its filter (true for MatchAll, k == i for
+// MatchOneCorrelation); a send calls every filter in turn and inserts the
+// body into each queue whose filter matches. It has no filter language:
+// MatchOneSQL is ErrNotSupported.
+func (BtreePeer) OpenFilteredTopic(ctx context.Context, subs int, m Match) (FilteredTopic, error) {
+	if m == MatchOneSQL {
+		return nil, fmt.Errorf("btree has no SQL filters: %w", ErrNotSupported)
+	}
+	t := &btreeFilteredTopic{btreeTopic: btreeTopic{subs: make([]*btreeQueue, subs)}, filters: make([]func(int) bool, subs)}
+	for i := range t.subs {
+		t.subs[i] = newBtreeQueue()
+		if m == MatchAll {
+			t.filters[i] = func(int) bool { return true }
+		} else {
+			t.filters[i] = func(k int) bool { return k == i }
+		}
+	}
+	return t, nil
+}
+
+type btreeFilteredTopic struct {
+	btreeTopic
+	filters []func(k int) bool
+}
+
+func (t *btreeFilteredTopic) Send(ctx context.Context, body []byte, k int) error {
+	for i, s := range t.subs {
+		if !t.filters[i](k) {
+			continue
+		}
+		if err := s.Send(ctx, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// OpenQueues implements [QueueSetPeer]: n btree queues in a map by name, as
+// a namespace would hold them.
+func (BtreePeer) OpenQueues(ctx context.Context, n int) (QueueSet, error) {
+	s := &btreeQueueSet{byName: make(map[string]*btreeQueue, n), qs: make([]*btreeQueue, n)}
+	for i := range s.qs {
+		q := newBtreeQueue()
+		s.byName[fmt.Sprintf("q%d", i)] = q
+		s.qs[i] = q
+	}
+	return s, nil
+}
+
+type btreeQueueSet struct {
+	byName map[string]*btreeQueue
+	qs     []*btreeQueue
+}
+
+func (s *btreeQueueSet) Queue(i int) Queue { return s.qs[i] }
+
+func (s *btreeQueueSet) Close() error {
+	for _, q := range s.qs {
+		q.Close()
 	}
 	return nil
 }

@@ -15,7 +15,9 @@ import (
 // stored); a peek-lock Receiver per consumer, ReceiveMessages for up to the
 // batch size and CompleteMessage per message; Queue.ScheduleMessages with one
 // message per call for scheduling; for W6 a topic with one subscription per
-// consumer, each with the default rule.
+// consumer, each with the default rule. For the scaling set it opens a topic
+// whose subscriptions filter (OpenFilteredTopic) and a namespace of many
+// queues (OpenQueues).
 type MinibusPeer struct{}
 
 // minibusMaxSizeMB lifts the queue quota well above a million 1 KiB messages.
@@ -125,3 +127,67 @@ func (r *minibusReceiver) Complete(ctx context.Context, d Delivery) error {
 }
 
 func (r *minibusReceiver) Close() error { return r.r.Close(context.Background()) }
+
+// OpenFilteredTopic implements [FilteredTopicPeer]: a topic with
+// MaxSizeInMegabytes raised like the queue's, and subs subscriptions whose
+// default rule is the filter m asks for: CorrelationFilter{Subject:
+// "bench"}, CorrelationFilter{ApplicationProperties: {"k": i}} or
+// SQLFilter{"k = i"}. Every message is sent with Subject "bench" and the
+// application property k.
+func (MinibusPeer) OpenFilteredTopic(ctx context.Context, subs int, m Match) (FilteredTopic, error) {
+	ns := minibus.NewNamespace()
+	t, err := ns.CreateTopic("bench", &minibus.TopicProperties{MaxSizeInMegabytes: minibusMaxSizeMB})
+	if err != nil {
+		ns.Close()
+		return nil, err
+	}
+	mt := &minibusFilteredTopic{minibusTopic{ns: ns, t: t, subs: make([]*minibus.Subscription, subs)}}
+	for i := range mt.subs {
+		var f minibus.RuleFilter
+		switch m {
+		case MatchAll:
+			f = minibus.CorrelationFilter{Subject: "bench"}
+		case MatchOneCorrelation:
+			f = minibus.CorrelationFilter{ApplicationProperties: map[string]any{"k": i}}
+		default:
+			f = minibus.SQLFilter{Expression: fmt.Sprintf("k = %d", i)}
+		}
+		props := &minibus.SubscriptionProperties{DefaultRule: &minibus.RuleProperties{Filter: f}}
+		if mt.subs[i], err = t.CreateSubscription(fmt.Sprintf("s%d", i), props); err != nil {
+			ns.Close()
+			return nil, err
+		}
+	}
+	return mt, nil
+}
+
+type minibusFilteredTopic struct{ minibusTopic }
+
+func (m *minibusFilteredTopic) Send(ctx context.Context, body []byte, k int) error {
+	msg := &minibus.Message{Body: body, Subject: "bench", ApplicationProperties: map[string]any{"k": k}}
+	return m.t.SendMessage(ctx, msg, nil)
+}
+
+// OpenQueues implements [QueueSetPeer]: one namespace holding n queues, each
+// with MaxSizeInMegabytes raised like OpenQueue's.
+func (MinibusPeer) OpenQueues(ctx context.Context, n int) (QueueSet, error) {
+	ns := minibus.NewNamespace()
+	qs := &minibusQueueSet{ns: ns, qs: make([]*minibus.Queue, n)}
+	for i := range qs.qs {
+		q, err := ns.CreateQueue(fmt.Sprintf("q%d", i), &minibus.QueueProperties{MaxSizeInMegabytes: minibusMaxSizeMB})
+		if err != nil {
+			ns.Close()
+			return nil, err
+		}
+		qs.qs[i] = q
+	}
+	return qs, nil
+}
+
+type minibusQueueSet struct {
+	ns *minibus.Namespace
+	qs []*minibus.Queue
+}
+
+func (s *minibusQueueSet) Queue(i int) Queue { return &minibusQueue{ns: s.ns, q: s.qs[i]} }
+func (s *minibusQueueSet) Close() error      { return s.ns.Close() }

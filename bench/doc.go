@@ -17,6 +17,26 @@
 // from the JSON files the processes left in bench/results/. Its header
 // lists the environment variables that shrink or filter a run.
 //
+// # Scaling
+//
+// bench/scaling.sh (or BENCH_SCALING=1 bench/run.sh) runs the scaling set
+// and writes bench/SCALING.md with one PNG per variable beside it
+// (scaling-depth.png, …): how the cost grows with one variable at a time,
+// minibus beside the btree baseline where it applies. A [Scaling] is one
+// variable (ScalingDepth, ScalingFanout, ScalingEntities, ScalingBlocked,
+// ScalingJump, in s_*.go) with its sizes; each size runs in a process of its
+// own (cmd/minibench -scaling ID -x N), as [Scaling.Workload], under the
+// same runner as the matrix. Bodies are 32 bytes, and each measured phase
+// runs after a GC with the collector off, so that a small size and a large
+// one pay the same; see SCALING.md.
+//
+//	bench/scaling.sh                  # the full set, 5 repetitions: about 7 minutes on 2 cores
+//	BENCH_QUICK=1 bench/scaling.sh    # the smaller sizes, 1/100 of the work: about 15 s
+//
+// The peers implement two more optional interfaces for it:
+// [FilteredTopicPeer] (fan-out with filters) and [QueueSetPeer] (many
+// queues in one broker).
+//
 // # Peers
 //
 // A [Peer] makes fresh broker instances; each adapter file
@@ -38,8 +58,9 @@
 //
 // # Tests
 //
-// The tests move a few hundred messages through every adapter and run every
-// workload on every peer at its smallest count; they check outcomes, never
-// timings. goleak checks that every broker shuts down without leaving a
+// The tests move a few hundred messages through every adapter, run every
+// workload on every peer at its smallest count and every scaling variable at
+// its smallest size on minibus and the baseline; they check outcomes and
+// counts, never timings. goleak checks that every broker shuts down without leaving a
 // goroutine behind.
 package bench

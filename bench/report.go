@@ -14,6 +14,7 @@ import (
 // killed).
 type RunFile struct {
 	Workload   string    `json:"workload"`
+	X          int       `json:"x,omitempty"` // the size of a scaling point
 	Reps       int       `json:"reps"`
 	Scale      float64   `json:"scale"`
 	N          int       `json:"n"`
@@ -102,6 +103,10 @@ How each peer is driven is in the doc comment of its adapter
 (bench/adapter_*.go). A peer too slow for the full counts within the time
 budget (goqite) runs W1, W2, W3, W5 and W6 with a tenth of the messages:
 the runs column gives the count wherever it differs.
+
+How the costs grow with queue depth, fan-out, the number of queues, blocked
+receivers and scheduled messages, one variable at a time, is in
+[SCALING.md](SCALING.md), from bench/scaling.sh.
 `)
 
 	b.WriteString("\n## Summary: minibus / peer\n\n")
@@ -250,15 +255,7 @@ func writeWorkload(b *strings.Builder, wl *Workload, f RunFile) {
 		b.WriteString("**The process did not finish: the figures below are the runs it completed.**\n\n")
 	}
 	peers := peerOrder(f)
-	b.WriteString("| peer |")
-	for _, c := range wl.Columns {
-		fmt.Fprintf(b, " %s |", c.Header)
-	}
-	b.WriteString(" runs |\n|---|")
-	for range wl.Columns {
-		b.WriteString("---:|")
-	}
-	b.WriteString("---|\n")
+	writeHeader(b, wl.Columns, true)
 	for _, p := range peers {
 		fmt.Fprintf(b, "| %s |", p)
 		for _, c := range wl.Columns {
@@ -268,14 +265,7 @@ func writeWorkload(b *strings.Builder, wl *Workload, f RunFile) {
 	}
 	if wl.MinibusOnly {
 		if wl.ID == "W7" {
-			s := collect(f, MinibusPeer{}.Name(), "ratio")
-			if len(s.vals) > 0 {
-				verdict := "meets"
-				if median(s.vals) > timeTravelTarget {
-					verdict = "misses"
-				}
-				fmt.Fprintf(b, "\nThe median ratio %s the target of at most %.0fx.\n", verdict, timeTravelTarget)
-			}
+			writeTimeTravelVerdict(b, f)
 		}
 		return
 	}
@@ -284,15 +274,8 @@ func writeWorkload(b *strings.Builder, wl *Workload, f RunFile) {
 		fmt.Fprintf(b, "\nNo minibus / peer ratios: minibus is %s here.\n", mb.statusText())
 		return
 	}
-	b.WriteString("\nminibus / peer:\n\n| peer |")
-	for _, c := range wl.Columns {
-		fmt.Fprintf(b, " %s |", c.Header)
-	}
-	b.WriteString("\n|---|")
-	for range wl.Columns {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
+	b.WriteString("\nminibus / peer:\n\n")
+	writeHeader(b, wl.Columns, false)
 	for _, p := range peers {
 		if p == mbName {
 			continue
@@ -303,6 +286,39 @@ func writeWorkload(b *strings.Builder, wl *Workload, f RunFile) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+// writeHeader writes the header rows of a table with a peer column, cols
+// and, with runs, a runs column.
+func writeHeader(b *strings.Builder, cols []Column, runs bool) {
+	b.WriteString("| peer |")
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s |", c.Header)
+	}
+	if runs {
+		b.WriteString(" runs |")
+	}
+	b.WriteString("\n|---|")
+	for range cols {
+		b.WriteString("---:|")
+	}
+	if runs {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+}
+
+// writeTimeTravelVerdict says whether W7's median ratio meets its target.
+func writeTimeTravelVerdict(b *strings.Builder, f RunFile) {
+	s := collect(f, MinibusPeer{}.Name(), "ratio")
+	if len(s.vals) == 0 {
+		return
+	}
+	verdict := "meets"
+	if median(s.vals) > timeTravelTarget {
+		verdict = "misses"
+	}
+	fmt.Fprintf(b, "\nThe median ratio %s the target of at most %.0fx.\n", verdict, timeTravelTarget)
 }
 
 func writeSummary(b *strings.Builder, byID map[string]RunFile) {
@@ -325,20 +341,7 @@ func writeSummary(b *strings.Builder, byID map[string]RunFile) {
 	for _, p := range peers {
 		fmt.Fprintf(b, "| %s |", p)
 		for _, c := range summaryColumns {
-			f, ok := byID[c.workload]
-			if !ok {
-				b.WriteString(" — |")
-				continue
-			}
-			mb, ps := collect(f, mbName, c.key), collect(f, p, c.key)
-			text := ratioText(c.kind, mb, ps)
-			if text == "—" && len(ps.vals) == 0 && ps.runs > 0 {
-				text = ps.statusText()
-			}
-			if text == "—" && len(mb.vals) == 0 && mb.runs > 0 {
-				text = "minibus " + mb.statusText()
-			}
-			fmt.Fprintf(b, " %s |", text)
+			fmt.Fprintf(b, " %s |", summaryCell(byID, c.workload, c.key, c.kind, p))
 		}
 		b.WriteString("\n")
 	}
@@ -348,6 +351,24 @@ func writeSummary(b *strings.Builder, byID map[string]RunFile) {
 			fmt.Fprintf(b, "\nW7 (minibus only): add+call / schedule = %s (target at most %.0fx).\n", s.cell(Ratio), timeTravelTarget)
 		}
 	}
+}
+
+// summaryCell is the summary's minibus / peer ratio for one figure of one
+// workload, or why there is none.
+func summaryCell(byID map[string]RunFile, workload, key string, kind Kind, peer string) string {
+	f, ok := byID[workload]
+	if !ok {
+		return "—"
+	}
+	mb, ps := collect(f, MinibusPeer{}.Name(), key), collect(f, peer, key)
+	text := ratioText(kind, mb, ps)
+	if text == "—" && len(ps.vals) == 0 && ps.runs > 0 {
+		text = ps.statusText()
+	}
+	if text == "—" && len(mb.vals) == 0 && mb.runs > 0 {
+		text = "minibus " + mb.statusText()
+	}
+	return text
 }
 
 // pauseWorthNoting is the longest pause without progress that the incident

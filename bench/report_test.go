@@ -56,6 +56,7 @@ func TestWriteReport(t *testing.T) {
 		"meets the target",
 		"W7: the process did not finish",
 		"W3: no file",
+		"[SCALING.md](SCALING.md)",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)

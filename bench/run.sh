@@ -6,6 +6,7 @@
 #   bench/run.sh                          # the full matrix
 #   BENCH_QUICK=1 bench/run.sh            # 1/100 of the counts: a quick look
 #   BENCH_WORKLOADS="W1 W4" BENCH_PEERS=minibus,btree bench/run.sh
+#   BENCH_SCALING=1 bench/run.sh          # the scaling set instead: bench/scaling.sh
 #
 # Environment: BENCH_QUICK=1, BENCH_SCALE (fraction of the full counts),
 # BENCH_REPS (default 3), BENCH_PEERS (comma-separated), BENCH_WORKLOADS
@@ -15,6 +16,10 @@
 # bench/results/ (ignored by git).
 set -euo pipefail
 cd "$(dirname "$0")"
+
+if [ -n "${BENCH_SCALING:-}" ]; then
+	exec ./scaling.sh
+fi
 
 command="bench/run.sh"
 for v in BENCH_PROCESS_TIMEOUT BENCH_STALL BENCH_RUN_TIMEOUT BENCH_WORKLOADS BENCH_PEERS BENCH_REPS BENCH_SCALE BENCH_QUICK; do

@@ -145,84 +145,114 @@ func settle() {
 // watchdog.
 func RunOnce(ctx context.Context, w *Workload, p Peer, n int, opts RunOptions) Result {
 	opts = opts.withDefaults()
-	res := Result{Workload: w.ID, Peer: p.Name(), N: n}
 	ctx, cancel := context.WithTimeout(ctx, opts.RunTimeout)
 	defer cancel()
 
-	type outcome struct {
-		m   Metrics
-		err error
-	}
 	env := NewEnv(n)
 	done := make(chan outcome, 1)
-	cpu0 := sampleCPU()
-	start := time.Now()
+	rw := &runWatch{
+		res:   Result{Workload: w.ID, Peer: p.Name(), N: n},
+		ctx:   ctx,
+		env:   env,
+		opts:  opts,
+		cpu0:  sampleCPU(),
+		start: time.Now(),
+	}
 	go func() {
 		m, err := w.Run(ctx, env, p)
 		done <- outcome{m, err}
 	}()
-
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	last, lastChange := env.progress.Load(), start
-	var longest time.Duration
-	stalled := false
-	finish := func(o outcome) Result {
-		wall := time.Since(start)
-		res.Seconds = wall.Seconds()
-		res.OtherCPU = otherCores(cpu0, sampleCPU(), wall)
-		res.LongestPause = longest.Seconds()
-		switch {
-		case o.err == nil:
-			res.Status, res.Metrics = StatusOK, o.m
-		case stalled:
-			res.Status = StatusStall
-			res.Error = fmt.Sprintf("no message went through for %v (after %d); cancelled", opts.StallAfter, env.progress.Load())
-		case errors.Is(o.err, ErrNotBuilt):
-			res.Status = StatusNotBuilt
-		case errors.Is(o.err, ErrNotSupported):
-			res.Status = StatusNA
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			res.Status = StatusTimeout
-			res.Error = fmt.Sprintf("longer than %v; cancelled", opts.RunTimeout)
-		default:
-			res.Status, res.Error = StatusError, o.err.Error()
-		}
+	if o, ok := rw.watch(done, cancel); ok {
+		return rw.finish(o)
+	}
+	// Cancelled by the watchdog or the timeout: give the run a grace period
+	// to return.
+	select {
+	case o := <-done:
+		return rw.finish(o)
+	case <-time.After(cancelGrace):
+		res := rw.finish(outcome{err: ctx.Err()})
+		res.Abandoned = true
+		res.Error += fmt.Sprintf("; did not return within %v of the cancel: abandoned", cancelGrace)
 		return res
 	}
+}
+
+// outcome is what a workload's Run returned.
+type outcome struct {
+	m   Metrics
+	err error
+}
+
+// runWatch is the bookkeeping of one run under RunOnce's watchdog.
+type runWatch struct {
+	res     Result
+	ctx     context.Context
+	env     *Env
+	opts    RunOptions
+	cpu0    cpuSample
+	start   time.Time
+	longest time.Duration // the longest stretch without progress so far
+	stalled bool
+}
+
+// watch waits for the run to end, checking its progress every 100 ms. It
+// returns the run's outcome and true if the run ended by itself, or false
+// once it cancelled the run (a stall) or the run's context ended.
+func (rw *runWatch) watch(done <-chan outcome, cancel context.CancelFunc) (outcome, bool) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	last, lastChange := rw.env.progress.Load(), rw.start
 	for {
 		select {
 		case o := <-done:
-			return finish(o)
+			return o, true
 		case now := <-tick.C:
-			cur := env.progress.Load()
-			if cur != last || env.idle.Load() > 0 {
+			cur := rw.env.progress.Load()
+			if cur != last || rw.env.idle.Load() > 0 {
 				if cur != last {
-					longest = max(longest, now.Sub(lastChange))
+					rw.longest = max(rw.longest, now.Sub(lastChange))
 				}
 				last, lastChange = cur, now
 				continue
 			}
-			if now.Sub(lastChange) < opts.StallAfter {
+			if now.Sub(lastChange) < rw.opts.StallAfter {
 				continue
 			}
-			stalled = true
-			longest = max(longest, now.Sub(lastChange))
+			rw.stalled = true
+			rw.longest = max(rw.longest, now.Sub(lastChange))
 			cancel()
-		case <-ctx.Done():
-		}
-		// Cancelled by the watchdog or the timeout: give the run a grace
-		// period to return.
-		select {
-		case o := <-done:
-			return finish(o)
-		case <-time.After(cancelGrace):
-			res = finish(outcome{err: ctx.Err()})
-			res.Abandoned = true
-			res.Error += fmt.Sprintf("; did not return within %v of the cancel: abandoned", cancelGrace)
-			return res
+			return outcome{}, false
+		case <-rw.ctx.Done():
+			return outcome{}, false
 		}
 	}
+}
+
+// finish fills in the result of a run that ended with o.
+func (rw *runWatch) finish(o outcome) Result {
+	res := rw.res
+	wall := time.Since(rw.start)
+	res.Seconds = wall.Seconds()
+	res.OtherCPU = otherCores(rw.cpu0, sampleCPU(), wall)
+	res.LongestPause = rw.longest.Seconds()
+	switch {
+	case o.err == nil:
+		res.Status, res.Metrics = StatusOK, o.m
+	case rw.stalled:
+		res.Status = StatusStall
+		res.Error = fmt.Sprintf("no message went through for %v (after %d); cancelled", rw.opts.StallAfter, rw.env.progress.Load())
+	case errors.Is(o.err, ErrNotBuilt):
+		res.Status = StatusNotBuilt
+	case errors.Is(o.err, ErrNotSupported):
+		res.Status = StatusNA
+	case errors.Is(rw.ctx.Err(), context.DeadlineExceeded):
+		res.Status = StatusTimeout
+		res.Error = fmt.Sprintf("longer than %v; cancelled", rw.opts.RunTimeout)
+	default:
+		res.Status, res.Error = StatusError, o.err.Error()
+	}
+	return res
 }
 
 // formatMetrics prints a run's figures for the log.

@@ -47,48 +47,10 @@ func runLatency(ctx context.Context, env *Env, p Peer) (Metrics, error) {
 	t := newTracker(total)
 	g, gctx := newGroup(ctx)
 	t0 := time.Now()
-	g.Go(func() error {
-		buf := make([]Delivery, 0, receiveBatch)
-		for !t.complete() {
-			ds, err := r.Receive(gctx, receiveBatch, buf)
-			if err != nil {
-				return err
-			}
-			at := time.Since(t0)
-			for _, d := range ds {
-				if i := bodyIndex(d.Body); i >= 0 && i < total {
-					recv[i] = at
-				}
-				if err := r.Complete(gctx, d); err != nil {
-					return err
-				}
-				if err := t.see(d.Body); err != nil {
-					return err
-				}
-			}
-			env.tick(len(ds))
-			buf = ds
-		}
-		return nil
-	})
+	g.Go(func() error { return timedConsume(gctx, env, r, t, recv, t0) })
 	g.Go(func() error {
 		time.Sleep(10 * time.Millisecond) // let the consumer block in Receive
-		next := time.Now()
-		for i := range total {
-			for time.Now().Before(next) {
-				runtime.Gosched()
-			}
-			body := newBody(i)
-			sent[i] = time.Since(t0)
-			if err := q.Send(gctx, body); err != nil {
-				return err
-			}
-			next = next.Add(latencyInterval)
-			if now := time.Now(); now.Sub(next) > latencyInterval {
-				next = now // fell behind: do not catch up in a burst
-			}
-		}
-		return nil
+		return pacedSend(total, sent, t0, newBody, func(b []byte) error { return q.Send(gctx, b) })
 	})
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -106,6 +68,61 @@ func runLatency(ctx context.Context, env *Env, p Peer) (Metrics, error) {
 		"sent/s": float64(total-1) / (sent[total-1] - sent[0]).Seconds(),
 		"dups":   float64(t.dups.Load()),
 	}, nil
+}
+
+// timedConsume receives batches of up to receiveBatch from r and completes
+// each until t has seen every message, noting in recv[i] when message i
+// arrived, measured from t0. Several consumers may share t and recv; an
+// error once t is complete is not one (ctx ended with the last message).
+func timedConsume(ctx context.Context, env *Env, r Receiver, t *tracker, recv []time.Duration, t0 time.Time) error {
+	buf := make([]Delivery, 0, receiveBatch)
+	for !t.complete() {
+		ds, err := r.Receive(ctx, receiveBatch, buf)
+		if err != nil {
+			if t.complete() { // another consumer saw the last message
+				return nil
+			}
+			return err
+		}
+		at := time.Since(t0)
+		for _, d := range ds {
+			if i := bodyIndex(d.Body); i >= 0 && i < len(recv) {
+				recv[i] = at
+			}
+			if err := r.Complete(ctx, d); err != nil {
+				return err
+			}
+			if err := t.see(d.Body); err != nil {
+				return err
+			}
+		}
+		env.tick(len(ds))
+		buf = ds
+	}
+	return nil
+}
+
+// pacedSend sends message i (the body made by body(i)) for i from 0 to
+// total-1, one per latencyInterval, pacing by spinning on the clock with
+// runtime.Gosched and never catching up in bursts. It notes in sent[i] when
+// message i was sent, from t0, just before send.
+func pacedSend(total int, sent []time.Duration, t0 time.Time, body func(i int) []byte, send func(b []byte) error) error {
+	next := time.Now()
+	for i := range total {
+		for time.Now().Before(next) {
+			runtime.Gosched()
+		}
+		b := body(i)
+		sent[i] = time.Since(t0)
+		if err := send(b); err != nil {
+			return err
+		}
+		next = next.Add(latencyInterval)
+		if now := time.Now(); now.Sub(next) > latencyInterval {
+			next = now // fell behind: do not catch up in a burst
+		}
+	}
+	return nil
 }
 
 // percentile returns the p-th quantile of sorted, by the nearest-rank method.

@@ -77,6 +77,7 @@ type Env struct {
 
 	progress atomic.Int64
 	idle     atomic.Int32 // > 0 while a phase makes no progress on purpose
+	warmth   uint64       // the heap a scaling phase warms first; 0: heapWarmth
 }
 
 // NewEnv returns an Env for a run of n messages.
@@ -110,8 +111,12 @@ func bodyIndex(b []byte) int {
 
 // tracker counts the distinct messages a subscription or queue delivered,
 // from any number of consumers, and closes done when it has seen all n.
+// A strided tracker expects the indices offset, offset+stride, ... below
+// some total, the messages of one filtered subscription.
 type tracker struct {
 	n        int64
+	stride   int
+	offset   int
 	bits     []uint64
 	distinct atomic.Int64
 	dups     atomic.Int64
@@ -120,13 +125,31 @@ type tracker struct {
 }
 
 func newTracker(n int) *tracker {
-	return &tracker{n: int64(n), bits: make([]uint64, (n+63)/64), done: make(chan struct{})}
+	return &tracker{n: int64(n), stride: 1, bits: make([]uint64, (n+63)/64), done: make(chan struct{})}
+}
+
+// newStridedTracker expects the indices below total that are offset modulo
+// stride.
+func newStridedTracker(total, stride, offset int) *tracker {
+	n := 0
+	if offset < total {
+		n = (total - offset + stride - 1) / stride
+	}
+	t := newTracker(n)
+	t.stride, t.offset = stride, offset
+	return t
 }
 
 // see records one delivered body; it returns an error for a body that was
 // never sent.
 func (t *tracker) see(body []byte) error {
 	i := bodyIndex(body)
+	if t.stride != 1 {
+		if i < t.offset || (i-t.offset)%t.stride != 0 {
+			return fmt.Errorf("bench: received a body with index %d, want one of %d modulo %d", i, t.offset, t.stride)
+		}
+		i = (i - t.offset) / t.stride
+	}
 	if i < 0 || int64(i) >= t.n {
 		return fmt.Errorf("bench: received a body with index %d, want 0..%d", i, t.n-1)
 	}
@@ -148,17 +171,8 @@ func (t *tracker) complete() bool { return t.distinct.Load() == t.n }
 // even if that happened in another consumer while this one waited.
 func consume(ctx context.Context, env *Env, r Receiver, t *tracker, batch int) error {
 	// Stop waiting once t is complete, whichever consumer completed it.
-	ctx, cancel := context.WithCancel(ctx)
-	var watcher sync.WaitGroup
-	defer watcher.Wait()
-	defer cancel()
-	watcher.Go(func() {
-		select {
-		case <-t.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	})
+	ctx, stop := untilComplete(ctx, t)
+	defer stop()
 	buf := make([]Delivery, 0, batch)
 	for !t.complete() {
 		ds, err := r.Receive(ctx, batch, buf)
@@ -180,6 +194,24 @@ func consume(ctx context.Context, env *Env, r Receiver, t *tracker, batch int) e
 		buf = ds
 	}
 	return nil
+}
+
+// untilComplete returns a context that ends when ctx does or when t is
+// complete, and the function that releases it (and waits for its watcher).
+func untilComplete(ctx context.Context, t *tracker) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var watcher sync.WaitGroup
+	watcher.Go(func() {
+		select {
+		case <-t.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	})
+	return ctx, func() {
+		cancel()
+		watcher.Wait()
+	}
 }
 
 // group runs goroutines and keeps the first error; the first error cancels

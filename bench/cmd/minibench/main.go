@@ -1,9 +1,13 @@
 // Command minibench runs one workload of the minibus benchmark matrix over
-// every peer, or writes RESULTS.md from the files such runs left.
-// bench/run.sh drives it; run it by hand for one workload:
+// every peer, or one point of the scaling set over minibus and the btree
+// baseline, or writes RESULTS.md or SCALING.md (and its PNGs) from the files
+// such runs left. bench/run.sh and bench/scaling.sh drive it; run it by hand
+// for one workload or one point:
 //
 //	go run ./cmd/minibench -workload W1 -reps 3 -out results/W1.json
 //	go run ./cmd/minibench -report -in results -md RESULTS.md -command "..."
+//	go run ./cmd/minibench -scaling depth -x 1000000 -out results/S-depth-1000000.json
+//	go run ./cmd/minibench -scaling-report -in results -md SCALING.md -command "..."
 //
 // Environment (flags win): BENCH_QUICK=1 runs 1/100 of the full counts;
 // BENCH_SCALE sets the fraction; BENCH_REPS the repetitions; BENCH_PEERS a
@@ -16,6 +20,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -40,64 +45,113 @@ func env(name, def string) string {
 	return def
 }
 
-func run() error {
-	defScale := 1.0
+// defaults are the flag defaults the environment sets.
+type defaults struct {
+	quick      bool
+	scale      float64
+	reps       int
+	runTimeout time.Duration
+	stall      time.Duration
+}
+
+// envDefaults reads BENCH_QUICK, BENCH_SCALE, BENCH_REPS, BENCH_RUN_TIMEOUT
+// and BENCH_STALL.
+func envDefaults() (defaults, error) {
+	d := defaults{scale: 1.0}
 	if env("BENCH_QUICK", "") == "1" {
-		defScale = 0.01
+		d.scale, d.quick = 0.01, true
 	}
 	if s := env("BENCH_SCALE", ""); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return fmt.Errorf("BENCH_SCALE: %w", err)
+			return d, fmt.Errorf("BENCH_SCALE: %w", err)
 		}
-		defScale = v
+		d.scale = v
 	}
-	defReps, err := strconv.Atoi(env("BENCH_REPS", "3"))
-	if err != nil {
-		return fmt.Errorf("BENCH_REPS: %w", err)
+	var err error
+	if d.reps, err = strconv.Atoi(env("BENCH_REPS", "3")); err != nil {
+		return d, fmt.Errorf("BENCH_REPS: %w", err)
 	}
-	defTimeout, err := time.ParseDuration(env("BENCH_RUN_TIMEOUT", "5m"))
-	if err != nil {
-		return fmt.Errorf("BENCH_RUN_TIMEOUT: %w", err)
+	if d.runTimeout, err = time.ParseDuration(env("BENCH_RUN_TIMEOUT", "5m")); err != nil {
+		return d, fmt.Errorf("BENCH_RUN_TIMEOUT: %w", err)
 	}
-	defStall, err := time.ParseDuration(env("BENCH_STALL", "60s"))
-	if err != nil {
-		return fmt.Errorf("BENCH_STALL: %w", err)
+	if d.stall, err = time.ParseDuration(env("BENCH_STALL", "60s")); err != nil {
+		return d, fmt.Errorf("BENCH_STALL: %w", err)
 	}
+	return d, nil
+}
 
-	workload := flag.String("workload", "", "the workload to run: W1 … W7")
-	reps := flag.Int("reps", defReps, "repetitions; each runs every peer in turn")
-	scale := flag.Float64("scale", defScale, "fraction of the full message counts (BENCH_QUICK=1: 0.01)")
-	peers := flag.String("peers", env("BENCH_PEERS", ""), "comma-separated peers to run (default all)")
-	runTimeout := flag.Duration("run-timeout", defTimeout, "hard limit of one run")
-	stall := flag.Duration("stall", defStall, "cancel a run in which no message went through for this long")
-	out := flag.String("out", "", "write the results as JSON to this file after every run")
-	rev := flag.String("minibus-rev", "", "the minibus revision to record")
+// flags are the command line.
+type flags struct {
+	workload, peers, out, rev string
+	reps                      int
+	scale                     float64
+	runTimeout, stall         time.Duration
+	report                    bool
+	in, md, command, missing  string
+	scaling                   string
+	x                         int
+	scalingReport             bool
+	points                    string
+	quick                     bool
+}
 
-	report := flag.Bool("report", false, "write the report from the JSON files in -in")
-	in := flag.String("in", "results", "with -report: the folder of JSON files")
-	md := flag.String("md", "RESULTS.md", "with -report: the markdown file to write")
-	command := flag.String("command", "", "with -report: the command to name")
-	missing := flag.String("missing", "", "with -report: semicolon-separated notes on workloads that left no file")
+func parseFlags(def defaults) flags {
+	var f flags
+	flag.StringVar(&f.workload, "workload", "", "the workload to run: W1 … W7")
+	flag.IntVar(&f.reps, "reps", def.reps, "repetitions; each runs every peer in turn")
+	flag.Float64Var(&f.scale, "scale", def.scale, "fraction of the full message counts (BENCH_QUICK=1: 0.01)")
+	flag.StringVar(&f.peers, "peers", env("BENCH_PEERS", ""), "comma-separated peers to run (default all; for -scaling minibus,btree)")
+	flag.DurationVar(&f.runTimeout, "run-timeout", def.runTimeout, "hard limit of one run")
+	flag.DurationVar(&f.stall, "stall", def.stall, "cancel a run in which no message went through for this long")
+	flag.StringVar(&f.out, "out", "", "write the results as JSON to this file after every run")
+	flag.StringVar(&f.rev, "minibus-rev", "", "the minibus revision to record")
+
+	flag.BoolVar(&f.report, "report", false, "write the report from the JSON files in -in")
+	flag.StringVar(&f.in, "in", "results", "with -report or -scaling-report: the folder of JSON files")
+	flag.StringVar(&f.md, "md", "RESULTS.md", "with -report or -scaling-report: the markdown file to write")
+	flag.StringVar(&f.command, "command", "", "with -report or -scaling-report: the command to name")
+	flag.StringVar(&f.missing, "missing", "", "with -report or -scaling-report: semicolon-separated notes on runs that left no file")
+
+	flag.StringVar(&f.scaling, "scaling", "", "run one point of a scaling variable: depth, fanout, entities, blocked or jump (with -x)")
+	flag.IntVar(&f.x, "x", 0, "with -scaling: the size of the point")
+	flag.BoolVar(&f.scalingReport, "scaling-report", false, "write SCALING.md (-md) and the PNGs beside it from the S-*.json files in -in")
+	flag.StringVar(&f.points, "points", "", "print the sizes of a scaling variable, one a line, and exit")
+	flag.BoolVar(&f.quick, "quick", def.quick, "with -points: the sizes of a quick run (BENCH_QUICK=1)")
 	flag.Parse()
+	return f
+}
 
-	if *report {
-		return writeReport(*in, *md, *command, *missing)
+func run() error {
+	def, err := envDefaults()
+	if err != nil {
+		return err
 	}
-	w := bench.WorkloadByID(*workload)
-	if w == nil {
-		return fmt.Errorf("-workload %q: want one of W1 … W7", *workload)
+	f := parseFlags(def)
+	switch {
+	case f.report:
+		return writeReport(f.in, f.md, f.command, f.missing)
+	case f.scalingReport:
+		return writeScalingReport(f.in, f.md, f.command, f.missing)
+	case f.points != "":
+		return printPoints(f.points, f.quick)
+	}
+	w, err := f.selectWorkload()
+	if err != nil {
+		return err
 	}
 	opts := bench.RunOptions{
-		Reps:       *reps,
-		Scale:      *scale,
-		RunTimeout: *runTimeout,
-		StallAfter: *stall,
+		Reps:       f.reps,
+		Scale:      f.scale,
+		RunTimeout: f.runTimeout,
+		StallAfter: f.stall,
 		Log:        os.Stderr,
 	}
-	if *peers != "" {
-		opts.Peers, err = selectPeers(*peers)
-		if err != nil {
+	if f.scaling != "" {
+		opts.Peers = bench.ScalingPeers()
+	}
+	if f.peers != "" {
+		if opts.Peers, err = selectPeers(f.peers); err != nil {
 			return err
 		}
 	}
@@ -113,21 +167,47 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	f := bench.RunFile{
+	rf := bench.RunFile{
 		Workload:   w.ID,
-		Reps:       *reps,
-		Scale:      *scale,
-		N:          w.Count(*scale),
+		X:          f.x,
+		Reps:       f.reps,
+		Scale:      f.scale,
+		N:          w.Count(f.scale),
 		Peers:      names,
 		Machine:    bench.ThisMachine(),
-		MinibusRev: *rev,
+		MinibusRev: f.rev,
 		Started:    time.Now().UTC(),
 	}
+	return runAndSave(ctx, w, opts, rf, f.out)
+}
+
+// selectWorkload is the workload of -workload, or the point of -scaling
+// and -x.
+func (f flags) selectWorkload() (*bench.Workload, error) {
+	if f.scaling == "" {
+		w := bench.WorkloadByID(f.workload)
+		if w == nil {
+			return nil, fmt.Errorf("-workload %q: want one of W1 … W7", f.workload)
+		}
+		return w, nil
+	}
+	s := bench.ScalingByID(f.scaling)
+	if s == nil {
+		return nil, fmt.Errorf("-scaling %q: want one of depth, fanout, entities, blocked, jump", f.scaling)
+	}
+	if f.x < 1 {
+		return nil, fmt.Errorf("-scaling %s: -x %d: want a size of at least 1", f.scaling, f.x)
+	}
+	return s.Workload(f.x), nil
+}
+
+// runAndSave runs w as opts say, saving f with every result to out.
+func runAndSave(ctx context.Context, w *bench.Workload, opts bench.RunOptions, f bench.RunFile, out string) error {
 	save := func() error {
-		if *out == "" {
+		if out == "" {
 			return nil
 		}
-		return writeJSON(*out, f)
+		return writeJSON(out, f)
 	}
 	if err := save(); err != nil {
 		return err
@@ -147,6 +227,22 @@ func run() error {
 	}
 	f.Finished = time.Now().UTC()
 	return save()
+}
+
+// printPoints prints the sizes of scaling variable id.
+func printPoints(id string, quick bool) error {
+	s := bench.ScalingByID(id)
+	if s == nil {
+		return fmt.Errorf("-points %q: want one of depth, fanout, entities, blocked, jump", id)
+	}
+	pts := s.Points
+	if quick {
+		pts = s.Quick
+	}
+	for _, x := range pts {
+		fmt.Println(x)
+	}
+	return nil
 }
 
 func selectPeers(list string) ([]bench.Peer, error) {
@@ -182,33 +278,82 @@ func writeJSON(path string, v any) error {
 }
 
 func writeReport(in, md, command, missing string) error {
-	paths, err := filepath.Glob(filepath.Join(in, "W*.json"))
+	files, err := readRunFiles(in, "W*.json")
 	if err != nil {
 		return err
+	}
+	opts := bench.ReportOptions{Command: command, Date: time.Now(), Missing: splitMissing(missing)}
+	return writeFile(md, func(w io.Writer) error { return bench.WriteReport(w, files, opts) })
+}
+
+// readRunFiles reads the run files in that match pattern.
+func readRunFiles(in, pattern string) ([]bench.RunFile, error) {
+	paths, err := filepath.Glob(filepath.Join(in, pattern))
+	if err != nil {
+		return nil, err
 	}
 	var files []bench.RunFile
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var f bench.RunFile
 		if err := json.Unmarshal(b, &f); err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		files = append(files, f)
 	}
-	opts := bench.ReportOptions{Command: command, Date: time.Now()}
+	return files, nil
+}
+
+// splitMissing splits the -missing notes.
+func splitMissing(missing string) []string {
+	var out []string
 	for _, m := range strings.Split(missing, ";") {
 		if m = strings.TrimSpace(m); m != "" {
-			opts.Missing = append(opts.Missing, m)
+			out = append(out, m)
 		}
 	}
-	out, err := os.Create(md)
+	return out
+}
+
+// writeScalingReport writes md and, beside it, one PNG per scaling
+// variable with results.
+func writeScalingReport(in, md, command, missing string) error {
+	files, err := readRunFiles(in, "S-*.json")
 	if err != nil {
 		return err
 	}
-	if err := bench.WriteReport(out, files, opts); err != nil {
+	opts := bench.ScalingReportOptions{Command: command, Date: time.Now(), Missing: splitMissing(missing), Images: map[string]string{}}
+	bySet := map[string][]bench.RunFile{}
+	for _, f := range files {
+		bySet[f.Workload] = append(bySet[f.Workload], f)
+	}
+	for _, s := range bench.Scalings() {
+		if len(bySet[s.ID]) == 0 {
+			continue
+		}
+		name := bench.ScalingImageName(s.ID)
+		if err := writePNG(filepath.Join(filepath.Dir(md), name), s, bySet[s.ID]); err != nil {
+			return err
+		}
+		opts.Images[s.ID] = name
+	}
+	return writeFile(md, func(w io.Writer) error { return bench.WriteScalingReport(w, files, opts) })
+}
+
+func writePNG(path string, s *bench.Scaling, files []bench.RunFile) error {
+	return writeFile(path, func(w io.Writer) error { return bench.WriteScalingPNG(w, s, files) })
+}
+
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(out); err != nil {
 		out.Close()
 		return err
 	}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs the minibus scaling set (queue depth, fan-out, entities, blocked
+# receivers, one clock jump; minibus beside the btree baseline) and writes
+# bench/SCALING.md and bench/scaling-*.png. Each point (one size of one
+# variable) runs in a process of its own (cmd/minibench -scaling ID -x N);
+# SCALING.md says why.
+#
+#   bench/scaling.sh                      # the full set, 5 repetitions: about 7 minutes on 2 cores
+#   BENCH_QUICK=1 bench/scaling.sh        # the smaller sizes, 1/100 of the work: ~15 s, a CI-sized check
+#   BENCH_SCALING="depth jump" bench/scaling.sh
+#   BENCH_SCALING=1 bench/run.sh          # the same as bench/scaling.sh
+#
+# Environment: BENCH_QUICK=1, BENCH_SCALING (space-separated variables:
+# depth fanout entities blocked jump; "1" or empty for all), BENCH_SCALE
+# (fraction of the measured work), BENCH_REPS (default 5), BENCH_PEERS
+# (comma-separated, default minibus,btree), BENCH_RUN_TIMEOUT (one run,
+# default 5m), BENCH_STALL (default 60s), BENCH_PROCESS_TIMEOUT (one point,
+# default 6m). Intermediate files go to bench/results/ (ignored by git).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+command="bench/scaling.sh"
+for v in BENCH_PROCESS_TIMEOUT BENCH_STALL BENCH_RUN_TIMEOUT BENCH_PEERS BENCH_REPS BENCH_SCALE BENCH_SCALING BENCH_QUICK; do
+	if [ -n "${!v:-}" ]; then
+		command="$v=\"${!v}\" $command"
+	fi
+done
+
+sets="${BENCH_SCALING:-}"
+if [ -z "$sets" ] || [ "$sets" = 1 ]; then
+	sets="depth fanout entities blocked jump"
+fi
+
+results=results
+mkdir -p "$results"
+rm -f "$results"/S-*.json "$results"/S-*.json.tmp
+go build -o "$results/minibench" ./cmd/minibench
+
+rev=$(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git -C .. status --porcelain 2>/dev/null)" ]; then
+	rev="$rev with uncommitted changes"
+fi
+
+missing=""
+start=$(date +%s)
+for s in $sets; do
+	for x in $("$results/minibench" -points "$s"); do
+		echo "== $s n=$x ($(($(date +%s) - start)) s so far)" >&2
+		status=0
+		timeout --signal=QUIT --kill-after=30s "${BENCH_PROCESS_TIMEOUT:-6m}" \
+			"$results/minibench" -scaling "$s" -x "$x" -reps "${BENCH_REPS:-5}" -out "$results/S-$s-$x.json" -minibus-rev "$rev" || status=$?
+		if [ "$status" -eq 124 ]; then
+			missing="$missing;$s n=$x: the process was stopped by the script's ${BENCH_PROCESS_TIMEOUT:-6m} timeout"
+		elif [ "$status" -ne 0 ]; then
+			missing="$missing;$s n=$x: the process exited with status $status"
+		fi
+	done
+done
+echo "== done in $(($(date +%s) - start)) s" >&2
+
+"$results/minibench" -scaling-report -in "$results" -md SCALING.md -command "$command" -missing "$missing"
+echo "wrote bench/SCALING.md and bench/scaling-*.png" >&2
