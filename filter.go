@@ -85,14 +85,13 @@ var (
 // defaultRuleName is the name of the rule every new subscription gets.
 const defaultRuleName = "$Default"
 
-// compileRule checks and compiles a rule for the engine, keeping a copy of
-// the rule as given in its Spec; errors wrap ErrInvalidArgument.
+// compileRule checks and compiles a rule for the engine from its public
+// description, keeping copies of the caller's maps (SEMANTICS V4); errors
+// wrap ErrInvalidArgument.
 func compileRule(name string, f RuleFilter, a RuleAction, culprit string) (*engine.Rule, error) {
 	if err := checkChildName("rule", name, true); err != nil {
 		return nil, err
 	}
-	r := &engine.Rule{Name: name}
-	var public Rule
 	bad := func(format string, args ...any) error {
 		return errorf(ErrInvalidArgument, culprit, "rule %q: "+format, append([]any{name}, args...)...)
 	}
@@ -100,51 +99,60 @@ func compileRule(name string, f RuleFilter, a RuleAction, culprit string) (*engi
 	if err != nil {
 		return nil, bad("%v", err)
 	}
+	spec := engine.RuleSpec{Name: name}
 	switch f := f.(type) {
 	case TrueFilter:
-		public.Filter = f
-		r.Match = func(*sqlfilter.Message) (bool, error) { return true, nil }
+		spec.Filter = engine.FilterTrue
 	case FalseFilter:
-		public.Filter = f
-		r.Match = func(*sqlfilter.Message) (bool, error) { return false, nil }
+		spec.Filter = engine.FilterFalse
 	case SQLFilter:
-		compiled, err := sqlfilter.ParseFilter(f.Expression, f.Parameters)
-		if err != nil {
-			return nil, bad("SQL filter: %v", err)
-		}
-		f.Parameters = maps.Clone(f.Parameters)
-		public.Filter = f
-		r.Match = compiled.Match
+		spec.Filter, spec.SQL, spec.Params = engine.FilterSQL, f.Expression, maps.Clone(f.Parameters)
 	case CorrelationFilter:
-		c, err := sqlfilter.NewCorrelation(sqlfilter.CorrelationFields{
+		spec.Filter = engine.FilterCorrelation
+		spec.Correlation = sqlfilter.CorrelationFields{
 			CorrelationID: f.CorrelationID, MessageID: f.MessageID, To: f.To, ReplyTo: f.ReplyTo, Subject: f.Subject,
 			SessionID: f.SessionID, ReplyToSessionID: f.ReplyToSessionID, ContentType: f.ContentType,
-		}, f.ApplicationProperties)
-		if err != nil {
-			return nil, bad("correlation filter: %v", err)
 		}
-		f.ApplicationProperties = maps.Clone(f.ApplicationProperties)
-		public.Filter = f
-		r.Match = func(m *sqlfilter.Message) (bool, error) { return c.Match(m), nil }
+		spec.CorrelationProps = maps.Clone(f.ApplicationProperties)
 	default:
 		return nil, bad("unknown filter type %T", f)
 	}
 	switch a := a.(type) {
 	case nil:
 	case SQLAction:
-		compiled, err := sqlfilter.ParseAction(a.Expression, a.Parameters)
-		if err != nil {
-			return nil, bad("SQL action: %v", err)
-		}
-		a.Parameters = maps.Clone(a.Parameters)
-		public.Action = a
-		r.Action = compiled
+		spec.HasAction, spec.ActionSQL, spec.ActionParams = true, a.Expression, maps.Clone(a.Parameters)
 	default:
 		return nil, bad("unknown action type %T", a)
 	}
-	public.Name = name
-	r.Spec = public
+	r, err := engine.CompileRule(spec)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
 	return r, nil
+}
+
+// publicRule describes spec with the public types, copying its maps.
+func publicRule(spec engine.RuleSpec) Rule {
+	r := Rule{Name: spec.Name}
+	switch spec.Filter {
+	case engine.FilterTrue:
+		r.Filter = TrueFilter{}
+	case engine.FilterFalse:
+		r.Filter = FalseFilter{}
+	case engine.FilterSQL:
+		r.Filter = SQLFilter{Expression: spec.SQL, Parameters: maps.Clone(spec.Params)}
+	case engine.FilterCorrelation:
+		c := spec.Correlation
+		r.Filter = CorrelationFilter{
+			CorrelationID: c.CorrelationID, MessageID: c.MessageID, To: c.To, ReplyTo: c.ReplyTo, Subject: c.Subject,
+			SessionID: c.SessionID, ReplyToSessionID: c.ReplyToSessionID, ContentType: c.ContentType,
+			ApplicationProperties: maps.Clone(spec.CorrelationProps),
+		}
+	}
+	if spec.HasAction {
+		r.Action = SQLAction{Expression: spec.ActionSQL, Parameters: maps.Clone(spec.ActionParams)}
+	}
+	return r
 }
 
 // derefRule accepts filters and actions by pointer too, as the Azure SDK
@@ -218,29 +226,13 @@ func (s *Subscription) Rules() []Rule {
 	if err != nil {
 		return nil
 	}
-	rules, err := e.Rules()
+	specs, err := e.Rules()
 	if err != nil {
 		return nil
 	}
-	out := make([]Rule, len(rules))
-	for i, r := range rules {
-		out[i] = copyRule(r.Spec.(Rule))
+	out := make([]Rule, len(specs))
+	for i, spec := range specs {
+		out[i] = publicRule(spec)
 	}
 	return out
-}
-
-func copyRule(r Rule) Rule {
-	switch f := r.Filter.(type) {
-	case SQLFilter:
-		f.Parameters = maps.Clone(f.Parameters)
-		r.Filter = f
-	case CorrelationFilter:
-		f.ApplicationProperties = maps.Clone(f.ApplicationProperties)
-		r.Filter = f
-	}
-	if a, ok := r.Action.(SQLAction); ok {
-		a.Parameters = maps.Clone(a.Parameters)
-		r.Action = a
-	}
-	return r
 }

@@ -124,25 +124,25 @@ func (s *Entity) matchLocked(plan []copyPlan, m *store.Message, k store.Key, vie
 	var actions []*store.Message
 	var failure error
 	for _, r := range s.rules {
-		ok, err := r.Match(view)
-		if err == nil && ok && r.Action != nil {
+		ok, err := r.match(view)
+		if err == nil && ok && r.action != nil {
 			v := *view
 			v.Properties = maps.Clone(view.Properties)
-			if err = r.Action.Apply(&v); err == nil {
+			if err = r.action.Apply(&v); err == nil {
 				if v.Properties == nil {
 					v.Properties = make(map[string]any, 1)
 				}
-				v.Properties[RuleNameProperty] = r.Name // a copy made by an action names its rule
+				v.Properties[RuleNameProperty] = r.Spec.Name // a copy made by an action names its rule
 				actions = append(actions, applyView(m, view, &v))
 			}
 		}
 		if err != nil {
 			if failure == nil {
-				failure = fmt.Errorf("rule %q: %w", r.Name, err)
+				failure = fmt.Errorf("rule %q: %w", r.Spec.Name, err)
 			}
 			continue
 		}
-		if ok && r.Action == nil {
+		if ok && r.action == nil {
 			plain = true
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -8,18 +9,76 @@ import (
 	"github.com/minibus-go/minibus/internal/sqlfilter"
 )
 
+// FilterKind says what filter a rule has.
+type FilterKind uint8
+
+const (
+	FilterTrue FilterKind = iota
+	FilterFalse
+	FilterSQL
+	FilterCorrelation
+)
+
+// RuleSpec describes a rule as data, what a log can record and a snapshot
+// keep: its name, its filter and its optional SQL action.
+type RuleSpec struct {
+	Name   string
+	Filter FilterKind
+	// SQL and Params are a FilterSQL's expression and parameters.
+	SQL    string
+	Params map[string]any
+	// Correlation and CorrelationProps are a FilterCorrelation's fields.
+	Correlation      sqlfilter.CorrelationFields
+	CorrelationProps map[string]any
+	// HasAction says the rule has an action: ActionSQL with ActionParams.
+	HasAction    bool
+	ActionSQL    string
+	ActionParams map[string]any
+}
+
 // Rule is a subscription's compiled rule (SEMANTICS R1, R2): immutable once
 // made.
 type Rule struct {
-	Name string
-	// Match reports whether the filter selects a message; an error is a
+	Spec RuleSpec
+	// match reports whether the filter selects a message; an error is a
 	// failed evaluation (R5).
-	Match func(*sqlfilter.Message) (bool, error)
-	// Action changes the subscription's copy; nil for none.
-	Action *sqlfilter.Action
-	// Spec is the rule as the caller described it, for the caller to read
-	// back; the engine does not look at it.
-	Spec any
+	match func(*sqlfilter.Message) (bool, error)
+	// action changes the subscription's copy; nil for none.
+	action *sqlfilter.Action
+}
+
+// CompileRule compiles spec, which it keeps (the caller copies its maps).
+// Its errors say what is wrong, for the caller to wrap.
+func CompileRule(spec RuleSpec) (*Rule, error) {
+	r := &Rule{Spec: spec}
+	switch spec.Filter {
+	case FilterTrue:
+		r.match = func(*sqlfilter.Message) (bool, error) { return true, nil }
+	case FilterFalse:
+		r.match = func(*sqlfilter.Message) (bool, error) { return false, nil }
+	case FilterSQL:
+		f, err := sqlfilter.ParseFilter(spec.SQL, spec.Params)
+		if err != nil {
+			return nil, fmt.Errorf("SQL filter: %w", err)
+		}
+		r.match = f.Match
+	case FilterCorrelation:
+		c, err := sqlfilter.NewCorrelation(spec.Correlation, spec.CorrelationProps)
+		if err != nil {
+			return nil, fmt.Errorf("correlation filter: %w", err)
+		}
+		r.match = func(m *sqlfilter.Message) (bool, error) { return c.Match(m), nil }
+	default:
+		return nil, fmt.Errorf("unknown filter kind %d", spec.Filter)
+	}
+	if spec.HasAction {
+		a, err := sqlfilter.ParseAction(spec.ActionSQL, spec.ActionParams)
+		if err != nil {
+			return nil, fmt.Errorf("SQL action: %w", err)
+		}
+		r.action = a
+	}
+	return r, nil
 }
 
 // lockSubsLocked locks the topic's live subscriptions in order, each brought
@@ -158,9 +217,9 @@ func (s *Entity) CreateRule(r *Rule) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	i, found := findRule(s.rules, r.Name)
+	i, found := findRule(s.rules, r.Spec.Name)
 	if found {
-		return errs.Errorf(errs.ErrAlreadyExists, s.describe(), "rule %q", s.rules[i].Name)
+		return errs.Errorf(errs.ErrAlreadyExists, s.describe(), "rule %q", s.rules[i].Spec.Name)
 	}
 	s.rules = slices.Insert(slices.Clone(s.rules), i, r)
 	s.updated = now
@@ -186,22 +245,27 @@ func (s *Entity) DeleteRule(name string) error {
 	return nil
 }
 
-// Rules returns the subscription's rules, sorted by name as created.
-func (s *Entity) Rules() ([]*Rule, error) {
+// Rules returns the specs of the subscription's rules, sorted by name as
+// created; the caller must not change their maps.
+func (s *Entity) Rules() ([]RuleSpec, error) {
 	if _, err := s.lock(); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	return s.rules, nil
+	out := make([]RuleSpec, len(s.rules))
+	for i, r := range s.rules {
+		out[i] = r.Spec
+	}
+	return out, nil
 }
 
 // findRule finds a rule by name, case-insensitively (SEMANTICS V1): its
 // index, or, when there is none, where a rule of that name goes in rules,
 // which are sorted by name as created.
 func findRule(rules []*Rule, name string) (int, bool) {
-	if i := slices.IndexFunc(rules, func(r *Rule) bool { return strings.EqualFold(r.Name, name) }); i >= 0 {
+	if i := slices.IndexFunc(rules, func(r *Rule) bool { return strings.EqualFold(r.Spec.Name, name) }); i >= 0 {
 		return i, true
 	}
-	i, _ := slices.BinarySearchFunc(rules, name, func(r *Rule, n string) int { return strings.Compare(r.Name, n) })
+	i, _ := slices.BinarySearchFunc(rules, name, func(r *Rule, n string) int { return strings.Compare(r.Spec.Name, n) })
 	return i, false
 }
