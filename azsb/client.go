@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+	"github.com/Azure/go-amqp"
 	"github.com/minibus-go/minibus"
 )
 
@@ -15,9 +18,6 @@ import (
 // parameters, creating senders and receivers over a minibus namespace
 // instead of an AMQP connection. Get one from [NewClient]. A Client is safe
 // for concurrent use.
-//
-// NewListSessionsForQueuePager and NewListSessionsForSubscriptionPager are
-// not there yet: minibus has no call that lists an entity's sessions.
 type Client struct {
 	ns *minibus.Namespace
 
@@ -130,7 +130,11 @@ func checkReceiveMode(m azservicebus.ReceiveMode) error {
 // queue and returns its SessionReceiver. Like the SDK's it acts at once: a
 // missing queue is an *azservicebus.Error with CodeNotFound, a session held
 // by another receiver the service's com.microsoft:session-cannot-be-locked
-// *amqp.Error.
+// *amqp.Error, a queue without sessions the service's amqp:not-allowed.
+// sessionID may be anything up to 128 characters, "" included: the
+// session "" is locked and can keep state, but never has a message, since
+// a message whose SessionID is "" has no session (see the package
+// documentation).
 func (c *Client) AcceptSessionForQueue(ctx context.Context, queueName string, sessionID string, options *azservicebus.SessionReceiverOptions) (*SessionReceiver, error) {
 	return c.acceptSession(ctx, entityRef{queue: queueName}, &sessionID, options)
 }
@@ -141,11 +145,16 @@ func (c *Client) AcceptSessionForSubscription(ctx context.Context, topicName str
 	return c.acceptSession(ctx, entityRef{topic: topicName, sub: subscriptionName}, &sessionID, options)
 }
 
-// AcceptNextSessionForQueue waits for a session of the queue with a message
-// available and locks it. When none comes before ctx's deadline (or, for a
-// ctx without one, within the minute the service waits) it returns an
-// *azservicebus.Error with CodeTimeout; a cancelled ctx gives
-// context.Canceled.
+// AcceptNextSessionForQueue waits for a session of the queue that no
+// receiver holds and that has a message available, and locks it (the one
+// whose first available message is oldest). When none comes before ctx's
+// deadline, or, for a ctx without one, within the minute the service
+// waits, it returns an *azservicebus.Error with CodeTimeout, as the SDK
+// does when the service answers com.microsoft:timeout; like the SDK's, that
+// error is not context.DeadlineExceeded. A cancelled ctx gives its error
+// unchanged, and so does a ctx with less than 1 ms left when the call
+// starts (the SDK then asks the service for no timeout, and the ctx ends
+// the wait).
 func (c *Client) AcceptNextSessionForQueue(ctx context.Context, queueName string, options *azservicebus.SessionReceiverOptions) (*SessionReceiver, error) {
 	return c.acceptSession(ctx, entityRef{queue: queueName}, nil, options)
 }
@@ -154,6 +163,94 @@ func (c *Client) AcceptNextSessionForQueue(ctx context.Context, queueName string
 // with a message available and locks it. As AcceptNextSessionForQueue.
 func (c *Client) AcceptNextSessionForSubscription(ctx context.Context, topicName string, subscriptionName string, options *azservicebus.SessionReceiverOptions) (*SessionReceiver, error) {
 	return c.acceptSession(ctx, entityRef{topic: topicName, sub: subscriptionName}, nil, options)
+}
+
+// listSessionsPageSize is the number of session ids the SDK asks for in one
+// get-message-sessions request; a shorter page is the last.
+const listSessionsPageSize = 100
+
+// NewListSessionsForQueuePager returns a pager over the ids of the sessions
+// of a session-enabled queue that have messages or state (minibus's
+// Queue.ListSessions: active, locked or deferred messages, not scheduled or
+// dead-lettered ones), sorted, in pages of 100, the SDK's page size. As in
+// the SDK each page is a request of its own, which skips the ids the
+// earlier pages had: a session that appears or goes between two pages can
+// shift the rest. The last page is the first one shorter than 100 (empty
+// when the count is a multiple of 100); then More reports false.
+//
+// Errors come from NextPage, as the SDK's: an empty name is "a queue or
+// subscription was not specified"; a missing queue is an *azservicebus.Error
+// with CodeNotFound (the service's 404); a queue without sessions is what
+// the SDK makes of the service's refusal, an *azservicebus.Error with
+// CodeConnectionLost (the SDK v1.11 retries a management answer with a
+// status other than 401, 404, 408, 410, 500 and 503 as a connection fault
+// and reports it so; azsb answers at once, without the retries' delay);
+// every error also wraps minibus's (errors.Is finds minibus.ErrNotFound or
+// minibus.ErrInvalidArgument). A cancelled ctx gives its error unchanged.
+//
+// options.SessionStateUpdatedAfter is accepted and ignored: minibus keeps
+// no time of a session state's last update, so the pager lists every
+// session with messages or state, as without the option (the service would
+// list only the sessions whose state was set after that time).
+func (c *Client) NewListSessionsForQueuePager(queueName string, options *azservicebus.ListSessionsOptions) *runtime.Pager[azservicebus.ListSessionsResponse] {
+	return c.newListSessionsPager(entityRef{queue: queueName})
+}
+
+// NewListSessionsForSubscriptionPager returns a pager over the ids of the
+// sessions of a session-enabled subscription that have messages or state.
+// As NewListSessionsForQueuePager; a missing topic or subscription is
+// CodeNotFound.
+func (c *Client) NewListSessionsForSubscriptionPager(topicName string, subscriptionName string, options *azservicebus.ListSessionsOptions) *runtime.Pager[azservicebus.ListSessionsResponse] {
+	return c.newListSessionsPager(entityRef{topic: topicName, sub: subscriptionName})
+}
+
+func (c *Client) newListSessionsPager(e entityRef) *runtime.Pager[azservicebus.ListSessionsResponse] {
+	skip, done := 0, false
+	return runtime.NewPager(runtime.PagingHandler[azservicebus.ListSessionsResponse]{
+		More: func(azservicebus.ListSessionsResponse) bool { return !done },
+		Fetcher: func(ctx context.Context, _ *azservicebus.ListSessionsResponse) (azservicebus.ListSessionsResponse, error) {
+			page, err := c.listSessions(ctx, e, skip)
+			if err != nil {
+				done = true
+				return azservicebus.ListSessionsResponse{}, err
+			}
+			skip += len(page)
+			if len(page) < listSessionsPageSize {
+				done = true
+			}
+			return azservicebus.ListSessionsResponse{Sessions: page}, nil
+		},
+	})
+}
+
+// listSessions returns the page of the entity's session ids that starts
+// after skip of them: nil when there are none left.
+func (c *Client) listSessions(ctx context.Context, e entityRef, skip int) ([]string, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	if err := c.checkOpen(); err != nil {
+		return nil, err
+	}
+	ent, sessions, err := c.resolve(e)
+	if errors.Is(err, minibus.ErrNotFound) {
+		return nil, withCode(azservicebus.CodeNotFound, fmt.Errorf("rpc: failed, status code 404 and description: %w", err))
+	}
+	if err != nil {
+		return nil, mapError(err)
+	}
+	ids, err := ent.ListSessions(ctx)
+	if err != nil {
+		if !sessions && errors.Is(err, minibus.ErrInvalidArgument) {
+			return nil, withCode(azservicebus.CodeConnectionLost,
+				fmt.Errorf("rpc: failed, status code 400 and description: %s (%w)", textNotSessionful, err))
+		}
+		return nil, mapError(err)
+	}
+	if skip >= len(ids) {
+		return nil, nil
+	}
+	return slices.Clip(ids[skip:min(skip+listSessionsPageSize, len(ids))]), nil
 }
 
 // Close closes every Sender, Receiver and SessionReceiver made by the
@@ -177,6 +274,14 @@ func (c *Client) Close(ctx context.Context) error {
 // entityRef names a queue, or a topic's subscription.
 type entityRef struct{ queue, topic, sub string }
 
+// String names the entity as the SDK's entity paths do.
+func (e entityRef) String() string {
+	if e.queue != "" {
+		return e.queue
+	}
+	return e.topic + "/Subscriptions/" + e.sub
+}
+
 func (e entityRef) check() error {
 	if e.queue == "" && (e.topic == "" || e.sub == "") {
 		return clientError(minibus.ErrInvalidArgument, textNoEntity)
@@ -189,6 +294,7 @@ type receivable interface {
 	NewReceiver(*minibus.ReceiverOptions) (*minibus.Receiver, error)
 	AcceptSession(context.Context, string, *minibus.SessionReceiverOptions) (*minibus.SessionReceiver, error)
 	AcceptNextSession(context.Context, *minibus.SessionReceiverOptions) (*minibus.SessionReceiver, error)
+	ListSessions(context.Context) ([]string, error)
 }
 
 // resolve finds the entity, and reports whether it requires sessions.
@@ -211,6 +317,17 @@ func (c *Client) resolve(e entityRef) (receivable, bool, error) {
 	return s, s.Properties().RequiresSession, nil
 }
 
+// checkOpen fails once the client is closed, as the SDK's calls do.
+func (c *Client) checkOpen() error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return clientError(minibus.ErrClosed, textClientClosed)
+	}
+	return nil
+}
+
 func (c *Client) acceptSession(ctx context.Context, e entityRef, sessionID *string, options *azservicebus.SessionReceiverOptions) (*SessionReceiver, error) {
 	var mode azservicebus.ReceiveMode
 	if options != nil {
@@ -222,11 +339,8 @@ func (c *Client) acceptSession(ctx context.Context, e entityRef, sessionID *stri
 	if err := e.check(); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
-		return nil, clientError(minibus.ErrClosed, textClientClosed)
+	if err := c.checkOpen(); err != nil {
+		return nil, err
 	}
 	ent, sessions, err := c.resolve(e)
 	if err != nil {
@@ -237,30 +351,45 @@ func (c *Client) acceptSession(ctx context.Context, e entityRef, sessionID *stri
 	if sessionID != nil {
 		msr, err = ent.AcceptSession(ctx, *sessionID, o)
 	} else {
-		if _, ok := ctx.Deadline(); !ok {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, c.acceptTimeout)
-			defer cancel()
-		}
-		msr, err = ent.AcceptNextSession(ctx, o)
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, withCode(azservicebus.CodeTimeout, err)
-		}
+		msr, err = c.acceptNext(ctx, e, ent, o)
 	}
 	if err != nil {
 		if !sessions && errors.Is(err, minibus.ErrInvalidArgument) {
-			return nil, withCondition("amqp:not-allowed", textNotSessionful, err)
+			return nil, withCondition(amqp.ErrCondNotAllowed, textNotSessionful, err)
 		}
 		return nil, mapError(err)
 	}
-	sr := &SessionReceiver{c: c, r: msr, mode: mode}
+	sr := &SessionReceiver{c: c, r: msr, mode: mode, key: holderKey{entityKey(ent), msr.SessionID()}, lockedUntil: msr.LockedUntil()}
+	holders.Store(sr.key, sr) // before add, so that a Close racing with add removes it
 	id, err := c.add(sr)
 	if err != nil {
-		_ = msr.Close(context.Background())
+		sr.closeLink()
 		return nil, err
 	}
 	sr.id = id
 	return sr, nil
+}
+
+// acceptNext is AcceptNextSession with the SDK's timeouts. The SDK asks the
+// service to wait until shortly before ctx's deadline (com.microsoft:timeout
+// on the link, when at least 1 ms is left), and the service waits a minute
+// when ctx has none; its answer, com.microsoft:timeout, becomes an
+// *azservicebus.Error with CodeTimeout that hides the ctx's error.
+func (c *Client) acceptNext(ctx context.Context, e entityRef, ent receivable, o *minibus.SessionReceiverOptions) (*minibus.SessionReceiver, error) {
+	serviceWait := true
+	if deadline, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.acceptTimeout)
+		defer cancel()
+	} else if time.Until(deadline) < time.Millisecond {
+		serviceWait = false // the SDK sends no timeout: the ctx ends the wait
+	}
+	msr, err := ent.AcceptNextSession(ctx, o)
+	if serviceWait && errors.Is(err, context.DeadlineExceeded) {
+		return nil, withCode(azservicebus.CodeTimeout,
+			fmt.Errorf("azsb: no session of %s had a message available in time (the service's com.microsoft:timeout)", e))
+	}
+	return msr, err
 }
 
 func minibusMode(m azservicebus.ReceiveMode) minibus.ReceiveMode {

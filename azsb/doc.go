@@ -82,7 +82,10 @@
 //	ErrSessionCannotBeLocked      *amqp.Error com.microsoft:session-cannot-be-locked
 //	no SessionID, session queue   *amqp.Error amqp:not-allowed, with the service's text
 //	plain receiver, session queue *amqp.Error amqp:not-allowed, with the service's text
-//	AcceptNextSession times out   *azservicebus.Error, CodeTimeout
+//	Accept…Session…, no sessions  *amqp.Error amqp:not-allowed, with the service's text
+//	AcceptNextSession times out   *azservicebus.Error, CodeTimeout (no context error)
+//	list sessions, no sessions    *azservicebus.Error, CodeConnectionLost (see Sessions)
+//	list sessions, missing entity *azservicebus.Error, CodeNotFound (the service's 404)
 //	context errors                unchanged, not wrapped
 //
 // Errors the SDK makes itself, before calling the service ("maxMessages
@@ -107,8 +110,11 @@
 // sockets, an application id, retry options) and admin.ClientOptions (API
 // version, retries, transport, logging), both passed as NewClient's and
 // NewAdminClient's optional last argument, where the SDK's constructors
-// take them; and ReceiveMessagesOptions.TimeAfterFirstMessage (minibus
-// hands over what is available at once, so there is nothing to wait for).
+// take them; ReceiveMessagesOptions.TimeAfterFirstMessage (minibus
+// hands over what is available at once, so there is nothing to wait for);
+// and ListSessionsOptions.SessionStateUpdatedAfter (minibus keeps no time
+// of a session state's last update, so the pagers list every session with
+// messages or state, as without the option).
 // The admin properties minibus has no use
 // for (EnableBatchedOperations, EnablePartitioning, SupportOrdering,
 // UserMetadata, AuthorizationRules) are kept and returned as set.
@@ -119,8 +125,9 @@
 // on the namespace clock, not the wire's milliseconds); TimeToLive and
 // ExpiresAt are nil for a message that never expires; a *string field set
 // to "" reads back nil, and a SessionID of "" is no session, as minibus
-// has no other "unset"; UpdateRule deletes and recreates the rule, so a
-// message sent during the call may miss it.
+// has no other "unset" (see Sessions for the session id ""); UpdateRule
+// deletes and recreates the rule, so a message sent during the call may
+// miss it.
 //
 // # Message batches
 //
@@ -138,9 +145,44 @@
 //
 // # Sessions
 //
-// minibus is building sessions. SessionReceiver and the Accept methods of
-// Client delegate to minibus's, which refuse every entity until then.
-// Client has no NewListSessionsForQueuePager or
-// NewListSessionsForSubscriptionPager yet: minibus has no call that lists
-// an entity's session ids.
+// Session-enabled queues and subscriptions (RequiresSession) work as
+// minibus's sessions do (SEMANTICS SS1–SS8): every message sent to one
+// needs a SessionID, and a plain receiver is refused (its dead-letter
+// queue is read with a plain receiver). AcceptSessionForQueue and
+// AcceptSessionForSubscription lock a named session, with or without
+// messages; AcceptNextSessionForQueue and AcceptNextSessionForSubscription
+// wait for a session that no receiver holds and that has a message
+// available, take the one whose first available message is oldest, and
+// answer CodeTimeout when none comes before ctx's deadline or, without
+// one, within the minute the service waits. A SessionReceiver gets its
+// session's messages in order, each locked as long as the session;
+// RenewSessionLock renews them all and moves LockedUntil, which otherwise
+// stays as it was at accept, as the SDK's does; GetSessionState and
+// SetSessionState copy the bytes, and the state outlives the receiver. A
+// message received by another open session receiver, of any client, is
+// settled through that receiver, as the SDK settles a message on the link
+// that received it. NewListSessionsForQueuePager and
+// NewListSessionsForSubscriptionPager list the ids of the sessions with
+// messages (available, locked or deferred) or state, sorted, in the SDK's
+// pages of 100.
+//
+// What differs:
+//
+//   - A lost session lock is final: every later call on the receiver is
+//     an *azservicebus.Error with CodeLockLost (minibus.ErrSessionLockLost),
+//     and the session's locked messages are delivered again. The SDK's
+//     session receiver treats a lost session lock as a link fault and
+//     retries, re-attaching its link to the same session id, which can
+//     lock the session anew when no other receiver holds it.
+//   - ListSessionsOptions.SessionStateUpdatedAfter is ignored (see What is
+//     ignored).
+//   - Listing the sessions of an entity without sessions: the service
+//     refuses the request, and the SDK v1.11, which retries a management
+//     answer with a status other than 401, 404, 408, 410, 500 and 503 as a
+//     connection fault, gives up after its retries with CodeConnectionLost.
+//     azsb gives that error at once, wrapping minibus.ErrInvalidArgument.
+//   - The session id "": the SDK accepts it and so does azsb. minibus locks
+//     the session "", which can keep state (and is then listed) but never
+//     has a message, because a message whose SessionID is "" has no session
+//     and a session-enabled entity refuses it (amqp:not-allowed).
 package azsb

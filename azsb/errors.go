@@ -45,7 +45,7 @@ const (
 	// reverse (AMQP condition amqp:not-allowed).
 	textSessionIDMissing = "The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have session support enabled can only receive messages that have the SessionId set to a valid value."
 	textSessionReceiver  = "It is not possible for an entity that requires sessions to create a non-sessionful message receiver."
-	textNotSessionful    = "A sessionful message receiver cannot be created on an entity that does not require sessions."
+	textNotSessionful    = "A sessionful message receiver cannot be created on an entity that does not require sessions. Ensure RequiresSession is set to true when creating a Queue or Subscription to enable sessionful behavior."
 )
 
 // maxReceiveMessages is the SDK's limit on ReceiveMessages' maxMessages (its

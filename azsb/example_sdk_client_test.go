@@ -3,13 +3,15 @@
 // License. Changed: only the client construction (azsb.NewClient(ns, ...)
 // where the SDK calls azservicebus.NewClient or NewClientFromConnectionString,
 // whose example is renamed ExampleNewClient_fromConnectionString as azsb has
-// no such function). The list-sessions pager examples are left out, as are
-// those pagers (see the package documentation).
+// no such function). The examples that need no client construction, the
+// list-sessions pager examples, are as in the SDK.
 
 package azsb_test
 
 import (
+	"context"
 	"fmt"
+	"log"
 	"time"
 
 	azlog "github.com/Azure/azure-sdk-for-go/sdk/azcore/log"
@@ -24,6 +26,68 @@ func ExampleNewClient() {
 	// `DefaultAzureCredential` tries several common credential types. For more credential types
 	// see this link: https://pkg.go.dev/github.com/Azure/azure-sdk-for-go/sdk/azidentity#readme-credential-types.
 	client = azsb.NewClient(ns)
+}
+
+func ExampleClient_NewListSessionsForQueuePager() {
+	// List the IDs of sessions that have active messages or stored session state
+	// in a session-enabled queue. The IDs are returned in pages; call NextPage
+	// until More returns false.
+	pager := client.NewListSessionsForQueuePager("exampleSessionQueue", nil)
+
+	for pager.More() {
+		page, err := pager.NextPage(context.TODO())
+
+		if err != nil {
+			// TODO: Update the following line with your application specific error handling logic
+			log.Fatalf("ERROR: %s", err)
+		}
+
+		for _, sessionID := range page.Sessions {
+			fmt.Printf("Session ID: %s\n", sessionID)
+		}
+	}
+}
+
+func ExampleClient_NewListSessionsForSubscriptionPager() {
+	// List the IDs of sessions that have active messages or stored session state
+	// in a session-enabled subscription. The IDs are returned in pages; call
+	// NextPage until More returns false.
+	pager := client.NewListSessionsForSubscriptionPager("exampleTopic", "exampleSubscription", nil)
+
+	for pager.More() {
+		page, err := pager.NextPage(context.TODO())
+
+		if err != nil {
+			// TODO: Update the following line with your application specific error handling logic
+			log.Fatalf("ERROR: %s", err)
+		}
+
+		for _, sessionID := range page.Sessions {
+			fmt.Printf("Session ID: %s\n", sessionID)
+		}
+	}
+}
+
+func ExampleClient_NewListSessionsForQueuePager_filteringBySessionStateUpdateTime() {
+	// List only sessions whose stored session state was set or updated in the
+	// last seven days.
+	stateUpdatedAfter := time.Now().UTC().Add(-7 * 24 * time.Hour)
+	pager := client.NewListSessionsForQueuePager("exampleSessionQueue", &azservicebus.ListSessionsOptions{
+		SessionStateUpdatedAfter: &stateUpdatedAfter,
+	})
+
+	for pager.More() {
+		page, err := pager.NextPage(context.TODO())
+
+		if err != nil {
+			// TODO: Update the following line with your application specific error handling logic
+			log.Fatalf("ERROR: %s", err)
+		}
+
+		for _, sessionID := range page.Sessions {
+			fmt.Printf("Recently updated session ID: %s\n", sessionID)
+		}
+	}
 }
 
 func ExampleNewClient_fromConnectionString() {

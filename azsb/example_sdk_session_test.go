@@ -1,8 +1,8 @@
 // Ported verbatim from the Azure SDK for Go (azservicebus v1.11.0,
 // example_session_receiver_test.go), Copyright (c) Microsoft Corporation,
 // MIT License: nothing changed but this comment; client is azsb's
-// (example_sdk_shared_test.go). session_test.go runs them once minibus has
-// sessions.
+// (example_sdk_shared_test.go). TestSDKExamplesSession (session_test.go)
+// runs the two that end; the AcceptNextSession examples loop for ever.
 
 package azsb_test
 

@@ -2,6 +2,8 @@ package azsb
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,19 +15,57 @@ import (
 // methods (there is no RenewMessageLock: in a session, renew the session
 // lock), with the SDK's types in every signature. Get one from
 // [Client.AcceptSessionForQueue] and the other Accept methods of [Client].
-// It delegates to a *minibus.SessionReceiver.
-//
-// minibus does not build sessions yet: until it does, no entity requires
-// sessions and every Accept method fails, so no SessionReceiver is made.
+// It delegates to a *minibus.SessionReceiver (SEMANTICS SS1–SS8 in the
+// minibus repository): it receives its session's messages in order, each
+// locked as long as the session is; RenewSessionLock renews them all; once
+// the session lock has ended every call is an *azservicebus.Error with
+// CodeLockLost. As in the SDK, a message received by another open session
+// receiver, of any client, is settled through that receiver. A
+// SessionReceiver is safe for concurrent use, except that ReceiveMessages
+// refuses to run twice at once, as the SDK's does.
 type SessionReceiver struct {
 	c    *Client
 	id   uint64
 	r    *minibus.SessionReceiver
 	mode azservicebus.ReceiveMode
+	key  holderKey
+
+	mu          sync.Mutex
+	lockedUntil time.Time // as the SDK's: set at accept and by RenewSessionLock
 
 	closed    atomic.Bool
 	receiving atomic.Bool
 }
+
+// holderKey names a session of an entity: the entity by its minibus handle
+// (two handles of one entity are equal; an entity deleted and created anew
+// is another), the session by its id.
+type holderKey struct {
+	entity  any // minibus.Queue or minibus.Subscription
+	session string
+}
+
+// Handles must be comparable to be keys.
+var _ = map[minibus.Queue]bool{}
+var _ = map[minibus.Subscription]bool{}
+
+func entityKey(r receivable) any {
+	switch v := r.(type) {
+	case *minibus.Queue:
+		return *v
+	case *minibus.Subscription:
+		return *v
+	}
+	return nil
+}
+
+// holders maps each session that an azsb SessionReceiver accepted, of any
+// client, to that receiver, until it closes: the SDK settles a received
+// message on the link that received it, whichever receiver is asked
+// (go-amqp's Receiver.AcceptMessage uses the message's own link), so a
+// session receiver settles another session's messages while their receiver
+// is open. settle finds that receiver here.
+var holders sync.Map // holderKey → *SessionReceiver
 
 func (s *SessionReceiver) check() error {
 	if s.closed.Load() {
@@ -37,11 +77,20 @@ func (s *SessionReceiver) check() error {
 // SessionID returns the id of the session this receiver holds.
 func (s *SessionReceiver) SessionID() string { return s.r.SessionID() }
 
-// LockedUntil returns when the session lock ends; RenewSessionLock moves
-// it.
-func (s *SessionReceiver) LockedUntil() time.Time { return s.r.LockedUntil() }
+// LockedUntil returns when the session lock ends, as it was when the
+// session was accepted or last renewed by RenewSessionLock: like the SDK's,
+// it is the receiver's record, which nothing else changes (not a failed
+// renewal, not the lock's loss, not another receiver's later accept of the
+// session).
+func (s *SessionReceiver) LockedUntil() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lockedUntil
+}
 
-// GetSessionState returns the session's state, nil if it was never set.
+// GetSessionState returns a copy of the session's state, nil if it was
+// never set or was cleared. A lost session lock is an *azservicebus.Error
+// with CodeLockLost (and minibus.ErrSessionLockLost).
 func (s *SessionReceiver) GetSessionState(ctx context.Context, options *azservicebus.GetSessionStateOptions) ([]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, err
@@ -50,7 +99,9 @@ func (s *SessionReceiver) GetSessionState(ctx context.Context, options *azservic
 	return st, mapError(err)
 }
 
-// SetSessionState sets the session's state; nil clears it.
+// SetSessionState sets the session's state to a copy of state; nil clears
+// it. The state stays with the session after the receiver closes, for the
+// life of the entity. A lost session lock is CodeLockLost.
 func (s *SessionReceiver) SetSessionState(ctx context.Context, state []byte, options *azservicebus.SetSessionStateOptions) error {
 	if err := s.check(); err != nil {
 		return err
@@ -58,14 +109,22 @@ func (s *SessionReceiver) SetSessionState(ctx context.Context, state []byte, opt
 	return mapError(s.r.SetSessionState(ctx, state, nil))
 }
 
-// RenewSessionLock extends the session lock by the entity's LockDuration.
-// A lost session lock is an *azservicebus.Error with CodeLockLost (and
-// minibus.ErrSessionLockLost).
+// RenewSessionLock extends the session lock, and the locks of the
+// session's messages the receiver holds, to now + the entity's
+// LockDuration, and moves LockedUntil there. A lost session lock is an
+// *azservicebus.Error with CodeLockLost (and minibus.ErrSessionLockLost).
 func (s *SessionReceiver) RenewSessionLock(ctx context.Context, options *azservicebus.RenewSessionLockOptions) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	return mapError(s.r.RenewSessionLock(ctx, nil))
+	if err := s.r.RenewSessionLock(ctx, nil); err != nil {
+		return mapError(err)
+	}
+	until := s.r.LockedUntil()
+	s.mu.Lock()
+	s.lockedUntil = until
+	s.mu.Unlock()
+	return nil
 }
 
 // ReceiveMessages receives the session's messages, as Receiver.ReceiveMessages.
@@ -115,7 +174,9 @@ func (s *SessionReceiver) PeekMessages(ctx context.Context, maxMessageCount int,
 // CompleteMessage removes a message of the session, as
 // Receiver.CompleteMessage.
 func (s *SessionReceiver) CompleteMessage(ctx context.Context, message *azservicebus.ReceivedMessage, options *azservicebus.CompleteMessageOptions) error {
-	return s.settle(message, func(m *minibus.ReceivedMessage) error { return s.r.CompleteMessage(ctx, m, nil) })
+	return s.settle(message, func(r *minibus.SessionReceiver, m *minibus.ReceivedMessage) error {
+		return r.CompleteMessage(ctx, m, nil)
+	})
 }
 
 // AbandonMessage releases a message of the session, as
@@ -129,7 +190,9 @@ func (s *SessionReceiver) AbandonMessage(ctx context.Context, message *azservice
 		}
 		o = &minibus.AbandonMessageOptions{PropertiesToModify: props}
 	}
-	return s.settle(message, func(m *minibus.ReceivedMessage) error { return s.r.AbandonMessage(ctx, m, o) })
+	return s.settle(message, func(r *minibus.SessionReceiver, m *minibus.ReceivedMessage) error {
+		return r.AbandonMessage(ctx, m, o)
+	})
 }
 
 // DeferMessage defers a message of the session, as Receiver.DeferMessage.
@@ -142,7 +205,9 @@ func (s *SessionReceiver) DeferMessage(ctx context.Context, message *azservicebu
 		}
 		o = &minibus.DeferMessageOptions{PropertiesToModify: props}
 	}
-	return s.settle(message, func(m *minibus.ReceivedMessage) error { return s.r.DeferMessage(ctx, m, o) })
+	return s.settle(message, func(r *minibus.SessionReceiver, m *minibus.ReceivedMessage) error {
+		return r.DeferMessage(ctx, m, o)
+	})
 }
 
 // DeadLetterMessage dead-letters a message of the session, as
@@ -152,10 +217,17 @@ func (s *SessionReceiver) DeadLetterMessage(ctx context.Context, message *azserv
 	if err != nil {
 		return err
 	}
-	return s.settle(message, func(m *minibus.ReceivedMessage) error { return s.r.DeadLetterMessage(ctx, m, o) })
+	return s.settle(message, func(r *minibus.SessionReceiver, m *minibus.ReceivedMessage) error {
+		return r.DeadLetterMessage(ctx, m, o)
+	})
 }
 
-func (s *SessionReceiver) settle(message *azservicebus.ReceivedMessage, fn func(*minibus.ReceivedMessage) error) error {
+// settle applies fn to message through this receiver or, for a received
+// message of another session, through the open receiver that received it,
+// as the SDK does. A message of another session whose receiver has closed
+// or lost its lock, or one rebuilt from its lock token alone (which the SDK
+// settles through this receiver's management link), is CodeLockLost.
+func (s *SessionReceiver) settle(message *azservicebus.ReceivedMessage, fn func(*minibus.SessionReceiver, *minibus.ReceivedMessage) error) error {
 	if s.mode == azservicebus.ReceiveModeReceiveAndDelete {
 		return clientError(minibus.ErrInvalidArgument, textNotSettleable)
 	}
@@ -167,7 +239,16 @@ func (s *SessionReceiver) settle(message *azservicebus.ReceivedMessage, fn func(
 	}
 	m := toSettle(message)
 	defer putSettle(m)
-	return mapError(fn(m))
+	err := fn(s.r, m)
+	if errors.Is(err, minibus.ErrLockLost) && message.RawAMQPMessage != nil &&
+		message.SessionID != nil && *message.SessionID != s.key.session {
+		if v, ok := holders.Load(holderKey{s.key.entity, *message.SessionID}); ok {
+			if other := v.(*SessionReceiver); !other.closed.Load() && fn(other.r, m) == nil {
+				return nil
+			}
+		}
+	}
+	return mapError(err)
 }
 
 // Close releases the session: its locked messages become available again
@@ -180,6 +261,7 @@ func (s *SessionReceiver) Close(ctx context.Context) error {
 
 func (s *SessionReceiver) closeLink() {
 	if s.closed.CompareAndSwap(false, true) {
+		holders.CompareAndDelete(s.key, s)
 		_ = s.r.Close(context.Background())
 	}
 }
