@@ -1,0 +1,115 @@
+// Package wal is the write-ahead log under a durable namespace: a
+// directory of segment files holding numbered records, snapshots that let
+// old segments go, group commit, and recovery that repairs a torn end and
+// refuses any other damage.
+//
+// # Use
+//
+// [Open] locks the directory, recovers it and returns the [Log] and what
+// it found ([Recovered]: the newest snapshot, and Replay for the records
+// after it). [Log.Append] hands a record to the log and returns its LSN
+// (log sequence number: 1, 2, 3… with no gaps) without waiting for I/O;
+// [Log.Wait] waits until the record is as durable as the [SyncMode]
+// promises. [Log.Snapshot] stores the state up to an LSN so that the
+// segments before it can be removed. [Log.Close] flushes and stops.
+//
+// One flusher goroutine per Log does all the writing: each time it runs it
+// takes every record appended so far, writes them with one write per
+// segment, fsyncs once if the mode asks for it and wakes every waiter whose
+// record is covered. With SyncAlways, writers that wait together share
+// one fsync (group commit), so throughput grows with the number of
+// concurrent writers.
+//
+// # Sync modes
+//
+//   - [SyncAlways]: Wait returns once the record is written and fsynced;
+//     a record whose Wait returned survives a crash of the process or of
+//     the machine.
+//   - [SyncBatched]: Wait returns once the record is written to its file;
+//     it survives a crash of the process. The log is fsynced at least once
+//     per Options.Interval (timed by Options.Clock) while it has unsynced
+//     records, so a power failure loses at most about the last interval.
+//   - [SyncNone]: Wait returns once the record is written; the log is
+//     fsynced only when a segment is sealed, by Snapshot and by Open,
+//     never on Close. A power failure can lose everything since then.
+//
+// In every mode, what Open recovers after a crash is a prefix of the
+// records appended: records in LSN order, none missing in between, none
+// that was never appended.
+//
+// A failed write, fsync, rename, create or truncate makes the Log failed:
+// from then on every Wait for a record not yet durable returns the sticky
+// [ErrFailed] error wrapping the cause, and nothing more is written.
+// Nothing acknowledged is lost: reopen the directory to recover.
+//
+// # Files
+//
+// All integers are little-endian; CRCs are CRC-32C (Castagnoli).
+//
+// A segment is named <index>-<first LSN>.wal, both as 16 hex digits:
+// 0000000000000003-00000000000004d3.wal. It is preallocated (by
+// truncation) to Options.SegmentSize; zeros mark the end of its records.
+// It starts with a 40-byte header:
+//
+//	[8]  magic "MBUSWAL\x00"
+//	[4]  format version (1)
+//	[4]  reserved, zero
+//	[8]  segment index
+//	[8]  LSN of its first record
+//	[4]  CRC of the 32 bytes above
+//	[4]  zero
+//
+// and then holds records, each framed as
+//
+//	[4]  payload length n
+//	[4]  CRC of the length field and the payload
+//	[n]  payload
+//	     zeros up to a multiple of 8 bytes
+//
+// A record's LSN is the segment's first LSN plus its position. A record
+// that does not fit in the rest of a segment starts the next one; a record
+// bigger than a segment gets a segment of its own, sized to fit. A new
+// segment is written under a temporary name, fsynced, renamed into place
+// and the directory fsynced, and the previous segment is fsynced before
+// (in every mode), so a segment that exists follows a complete one.
+//
+// A snapshot is named snap-<LSN>.snap (16 hex digits) and holds the state
+// up to and including that LSN, after a 40-byte header:
+//
+//	[8]  magic "MBUSSNAP"
+//	[4]  format version (1)
+//	[4]  CRC of the body
+//	[8]  LSN
+//	[8]  body length
+//	[4]  CRC of the 32 bytes above
+//	[4]  zero
+//
+// It is written to snap-<LSN>.snap.tmp, fsynced, renamed and the
+// directory fsynced; only then are the segments wholly at or below its LSN
+// and the older snapshots removed. After a Snapshot the directory holds
+// the newest snapshot and the segments after it, the last one being the
+// preallocated segment in use.
+//
+// # Recovery
+//
+// Open loads the newest valid snapshot (an invalid one falls back to the
+// one before), then checks every segment after it: each header, that the
+// indexes follow one another and that each segment starts at the LSN after
+// the last record of the one before. Every segment but the last must end
+// cleanly: its records, then only zeros. The last may end in one torn
+// record: a frame whose CRC does not match, which claims no more than the
+// file holds, followed only by zeros, and inside which no valid frame
+// starts. Open zeroes it, fsyncs, and reports Repaired. Any other damage
+// is [ErrCorrupt], and then Open changes nothing on disk. Temporary files,
+// stale snapshots and segments wholly in the snapshot are removed.
+//
+// The model of a crash behind these rules, which [MemFS] simulates, is
+// that of an fsync barrier: what was fsynced stays, and of what was
+// written since, some prefix in order (possibly cut mid-write) survives.
+//
+// # Testing
+//
+// [MemFS] is an in-memory file system that can crash, fail any operation
+// on demand, run out of space and halt after a number of operations; the
+// package's tests use it to crash the log at every step.
+package wal

@@ -1,0 +1,228 @@
+package wal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strconv"
+	"strings"
+)
+
+var (
+	// ErrCorrupt is returned by [Open] (and Replay) when the log's files are
+	// damaged anywhere but in a torn last record: a CRC mismatch followed by
+	// more data, a bad header, a missing segment, a gap in the LSNs. Open
+	// changes nothing on disk when it returns ErrCorrupt.
+	ErrCorrupt = errors.New("wal: corrupt log")
+	// ErrFailed is the sticky error of a [Log] after a write, sync, rename,
+	// create or truncate failed: every later Wait for a record that was not
+	// yet durable returns it, wrapping the cause. Reopen the log to recover.
+	ErrFailed = errors.New("wal: log failed")
+	// ErrLocked is returned by [Open] when another Log (of this process or
+	// another) holds the directory.
+	ErrLocked = errors.New("wal: directory locked by another log")
+	// ErrClosed is returned by Wait for a record that was not made durable
+	// before the log was closed, and by Snapshot on a closed log.
+	ErrClosed = errors.New("wal: log closed")
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+const (
+	frameHeaderSize = 8 // uint32 length, uint32 CRC-32C
+	align           = 8
+
+	// MaxRecordSize is the largest record Append takes.
+	MaxRecordSize = 1 << 30
+
+	segMagic      = "MBUSWAL\x00"
+	snapMagic     = "MBUSSNAP"
+	formatVersion = 1
+	segHeaderSize = 40 // magic, version, reserved, index, first LSN, CRC, pad
+	snapHeaderLen = 40 // magic, version, body CRC, LSN, body length, CRC, pad
+
+	segSuffix  = ".wal"
+	snapPrefix = "snap-"
+	snapSuffix = ".snap"
+	tmpSuffix  = ".tmp"
+)
+
+// padded is n rounded up to a multiple of align.
+func padded(n int64) int64 { return (n + align - 1) &^ (align - 1) }
+
+// frameSize is the bytes a record of n bytes takes in a segment.
+func frameSize(n int) int64 { return frameHeaderSize + padded(int64(n)) }
+
+// frameCRC is the CRC-32C of a frame's length field and payload.
+func frameCRC(lenField []byte, payload []byte) uint32 {
+	return crc32.Update(crc32.Checksum(lenField, castagnoli), castagnoli, payload)
+}
+
+// appendFrame appends rec, framed, to b.
+func appendFrame(b []byte, rec []byte) []byte {
+	var h [frameHeaderSize]byte
+	binary.LittleEndian.PutUint32(h[0:4], uint32(len(rec)))
+	binary.LittleEndian.PutUint32(h[4:8], frameCRC(h[0:4], rec))
+	b = append(b, h[:]...)
+	b = append(b, rec...)
+	pad := int(padded(int64(len(rec)))) - len(rec)
+	for range pad {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// frameStatus tells what decodeFrame found.
+type frameStatus int
+
+const (
+	frameOK    frameStatus = iota // a valid record
+	frameEnd                      // an all-zero header: no more records
+	frameShort                    // the frame runs past the end of b
+	frameBad                      // a CRC mismatch
+)
+
+// decodeFrame reads the frame at the start of b: its payload (aliasing b)
+// and the bytes it takes.
+func decodeFrame(b []byte) (payload []byte, size int64, st frameStatus) {
+	if len(b) < frameHeaderSize {
+		if allZero(b) {
+			return nil, 0, frameEnd
+		}
+		return nil, 0, frameShort
+	}
+	n := binary.LittleEndian.Uint32(b[0:4])
+	sum := binary.LittleEndian.Uint32(b[4:8])
+	if n == 0 && sum == 0 {
+		return nil, 0, frameEnd
+	}
+	size = frameSize(int(n))
+	if size > int64(len(b)) {
+		return nil, size, frameShort
+	}
+	payload = b[frameHeaderSize : frameHeaderSize+int64(n)]
+	if frameCRC(b[0:4], payload) != sum {
+		return nil, size, frameBad
+	}
+	return payload, size, frameOK
+}
+
+// allZero tells whether every byte of b is zero.
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// segHeader is the start of a segment file.
+type segHeader struct {
+	index uint64 // position of the segment in the sequence
+	first uint64 // LSN of its first record
+}
+
+func (h segHeader) encode() []byte {
+	b := make([]byte, segHeaderSize)
+	copy(b, segMagic)
+	binary.LittleEndian.PutUint32(b[8:12], formatVersion)
+	binary.LittleEndian.PutUint64(b[16:24], h.index)
+	binary.LittleEndian.PutUint64(b[24:32], h.first)
+	binary.LittleEndian.PutUint32(b[32:36], crc32.Checksum(b[:32], castagnoli))
+	return b
+}
+
+func decodeSegHeader(b []byte) (segHeader, error) {
+	if len(b) < segHeaderSize {
+		return segHeader{}, fmt.Errorf("%w: segment shorter than its header", ErrCorrupt)
+	}
+	if string(b[:8]) != segMagic {
+		return segHeader{}, fmt.Errorf("%w: bad segment magic", ErrCorrupt)
+	}
+	if crc32.Checksum(b[:32], castagnoli) != binary.LittleEndian.Uint32(b[32:36]) {
+		return segHeader{}, fmt.Errorf("%w: segment header CRC mismatch", ErrCorrupt)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:12]); v != formatVersion {
+		return segHeader{}, fmt.Errorf("%w: segment format version %d, want %d", ErrCorrupt, v, formatVersion)
+	}
+	return segHeader{index: binary.LittleEndian.Uint64(b[16:24]), first: binary.LittleEndian.Uint64(b[24:32])}, nil
+}
+
+// snapHeader is the start of a snapshot file.
+type snapHeader struct {
+	lsn  uint64
+	size uint64 // bytes of the body
+	crc  uint32 // CRC-32C of the body
+}
+
+func (h snapHeader) encode() []byte {
+	b := make([]byte, snapHeaderLen)
+	copy(b, snapMagic)
+	binary.LittleEndian.PutUint32(b[8:12], formatVersion)
+	binary.LittleEndian.PutUint32(b[12:16], h.crc)
+	binary.LittleEndian.PutUint64(b[16:24], h.lsn)
+	binary.LittleEndian.PutUint64(b[24:32], h.size)
+	binary.LittleEndian.PutUint32(b[32:36], crc32.Checksum(b[:32], castagnoli))
+	return b
+}
+
+func decodeSnapHeader(b []byte) (snapHeader, error) {
+	if len(b) < snapHeaderLen || string(b[:8]) != snapMagic {
+		return snapHeader{}, errors.New("bad snapshot magic")
+	}
+	if crc32.Checksum(b[:32], castagnoli) != binary.LittleEndian.Uint32(b[32:36]) {
+		return snapHeader{}, errors.New("snapshot header CRC mismatch")
+	}
+	if v := binary.LittleEndian.Uint32(b[8:12]); v != formatVersion {
+		return snapHeader{}, fmt.Errorf("snapshot format version %d, want %d", v, formatVersion)
+	}
+	return snapHeader{
+		crc:  binary.LittleEndian.Uint32(b[12:16]),
+		lsn:  binary.LittleEndian.Uint64(b[16:24]),
+		size: binary.LittleEndian.Uint64(b[24:32]),
+	}, nil
+}
+
+// segName is the file name of segment index whose first record is first.
+func segName(index, first uint64) string {
+	return fmt.Sprintf("%016x-%016x%s", index, first, segSuffix)
+}
+
+// parseSegName parses a name made by segName.
+func parseSegName(name string) (h segHeader, ok bool) {
+	s, found := strings.CutSuffix(name, segSuffix)
+	if !found || len(s) != 33 || s[16] != '-' {
+		return h, false
+	}
+	i, err1 := strconv.ParseUint(s[:16], 16, 64)
+	f, err2 := strconv.ParseUint(s[17:], 16, 64)
+	if err1 != nil || err2 != nil {
+		return h, false
+	}
+	return segHeader{index: i, first: f}, true
+}
+
+// snapName is the file name of the snapshot of everything up to lsn.
+func snapName(lsn uint64) string { return fmt.Sprintf("%s%016x%s", snapPrefix, lsn, snapSuffix) }
+
+// parseSnapName parses a name made by snapName.
+func parseSnapName(name string) (lsn uint64, ok bool) {
+	s, found := strings.CutPrefix(name, snapPrefix)
+	if !found {
+		return 0, false
+	}
+	s, found = strings.CutSuffix(s, snapSuffix)
+	if !found || len(s) != 16 {
+		return 0, false
+	}
+	lsn, err := strconv.ParseUint(s, 16, 64)
+	return lsn, err == nil
+}

@@ -1,0 +1,272 @@
+package wal
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAppendReopen(t *testing.T) {
+	for _, mode := range []SyncMode{SyncAlways, SyncBatched, SyncNone} {
+		t.Run(mode.String(), func(t *testing.T) {
+			fsys := NewMemFS()
+			l, rec := openT(t, testDir, memOptions(fsys, mode))
+			requireRecords(t, rec, 0)
+			require.False(t, rec.Repaired)
+			appendN(t, l, 1, 101)
+			require.EqualValues(t, 100, l.Last())
+			require.NoError(t, l.Close())
+
+			l, rec = openT(t, testDir, memOptions(fsys, mode))
+			requireRecords(t, rec, 100)
+			require.EqualValues(t, 100, l.Last())
+			appendN(t, l, 101, 151)
+			require.NoError(t, l.Close())
+			_, rec = openT(t, testDir, memOptions(fsys, mode))
+			requireRecords(t, rec, 150)
+		})
+	}
+}
+
+// Close makes everything appended durable (except with SyncNone), whether
+// or not anyone waited.
+func TestCloseFlushes(t *testing.T) {
+	for _, mode := range []SyncMode{SyncAlways, SyncBatched} {
+		t.Run(mode.String(), func(t *testing.T) {
+			fsys := NewMemFS()
+			l, _ := openT(t, testDir, memOptions(fsys, mode))
+			for i := 1; i <= 50; i++ {
+				l.Append(record(i))
+			}
+			require.NoError(t, l.Close())
+			fsys = fsys.Crash()
+			l, rec := openT(t, testDir, memOptions(fsys, mode))
+			requireRecords(t, rec, 50)
+			require.NoError(t, l.Close())
+		})
+	}
+}
+
+func TestConcurrentAppendWait(t *testing.T) {
+	fsys := NewMemFS()
+	l, _ := openT(t, testDir, memOptions(fsys, SyncAlways))
+	var mu sync.Mutex
+	got := map[uint64][]byte{}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				rec := record(g*1000 + i)
+				lsn := l.Append(rec)
+				if err := l.Wait(lsn); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				got[lsn] = rec
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, l.Close())
+	_, rec := openT(t, testDir, memOptions(fsys, SyncAlways))
+	all := replayAll(t, rec)
+	require.Len(t, all, 400)
+	for _, e := range all {
+		require.Equal(t, got[e.lsn], e.rec)
+	}
+}
+
+func TestBigRecordGetsItsOwnSegment(t *testing.T) {
+	fsys := NewMemFS()
+	o := memOptions(fsys, SyncAlways)
+	l, _ := openT(t, testDir, o)
+	big := make([]byte, 5000)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	l.Append([]byte("small"))
+	l.Append(big)
+	require.NoError(t, l.Wait(l.Append([]byte("after"))))
+	require.NoError(t, l.Close())
+	names, err := fsys.ReadDir(testDir)
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"0000000000000000-0000000000000001.wal",
+		"0000000000000001-0000000000000002.wal",
+		"0000000000000002-0000000000000003.wal",
+	}, names)
+	fi, err := fsys.Stat(testDir + "/0000000000000001-0000000000000002.wal")
+	require.NoError(t, err)
+	require.EqualValues(t, segHeaderSize+frameSize(len(big)), fi.Size())
+
+	_, rec := openT(t, testDir, o)
+	got := replayAll(t, rec)
+	require.Len(t, got, 3)
+	require.Equal(t, big, got[1].rec)
+	require.Equal(t, "after", string(got[2].rec))
+}
+
+func TestEmptyRecord(t *testing.T) {
+	fsys := NewMemFS()
+	l, _ := openT(t, testDir, memOptions(fsys, SyncAlways))
+	l.Append(nil)
+	require.NoError(t, l.Wait(l.Append([]byte{})))
+	require.NoError(t, l.Close())
+	_, rec := openT(t, testDir, memOptions(fsys, SyncAlways))
+	got := replayAll(t, rec)
+	require.Len(t, got, 2)
+	require.Empty(t, got[0].rec)
+}
+
+func TestWaitErrors(t *testing.T) {
+	fsys := NewMemFS()
+	l, _ := openT(t, testDir, memOptions(fsys, SyncAlways))
+	require.Error(t, l.Wait(1), "nothing appended yet")
+	require.NoError(t, l.Wait(0))
+	lsn := l.Append([]byte("a"))
+	require.NoError(t, l.Close())
+	require.NoError(t, l.Wait(lsn), "durable before Close")
+	late := l.Append([]byte("after close"))
+	require.ErrorIs(t, l.Wait(late), ErrClosed)
+	require.NoError(t, l.Close(), "Close twice")
+	require.ErrorIs(t, l.Snapshot(lsn, writeSnapshot(1)), ErrClosed)
+}
+
+// SyncBatched acknowledges written records and fsyncs them within the
+// interval, timed by the injected clock.
+func TestSyncBatchedInterval(t *testing.T) {
+	fsys := NewMemFS()
+	mock := clock.NewMock()
+	o := memOptions(fsys, SyncBatched)
+	o.Clock = mock
+	o.Interval = 50 * time.Millisecond
+	l, _ := openT(t, testDir, o)
+	require.NoError(t, l.Wait(l.Append(record(1))))
+	synced := func() uint64 {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.synced
+	}
+	require.Zero(t, synced(), "written, not yet synced")
+	mock.Add(49 * time.Millisecond)
+	require.Zero(t, synced())
+	mock.Add(time.Millisecond)
+	require.Eventually(t, func() bool { return synced() == 1 }, 5*time.Second, time.Millisecond)
+	crashed := fsys.Crash()
+	_ = l.Close() // the old process: its files are gone
+	l, rec := openT(t, testDir, memOptions(crashed, SyncBatched))
+	requireRecords(t, rec, 1)
+	require.NoError(t, l.Close())
+}
+
+func TestOptionsValidation(t *testing.T) {
+	fsys := NewMemFS()
+	for _, o := range []Options{
+		{FS: fsys, Sync: SyncMode(9)},
+		{FS: fsys, SegmentSize: 100},
+		{FS: fsys, Interval: -time.Second},
+	} {
+		_, _, err := Open(testDir, o)
+		require.Error(t, err)
+	}
+}
+
+func TestErrLocked(t *testing.T) {
+	t.Run("memfs", func(t *testing.T) {
+		fsys := NewMemFS()
+		l, _ := openT(t, testDir, memOptions(fsys, SyncAlways))
+		_, _, err := Open(testDir, memOptions(fsys, SyncAlways))
+		require.ErrorIs(t, err, ErrLocked)
+		require.NoError(t, l.Close())
+		l, _ = openT(t, testDir, memOptions(fsys, SyncAlways))
+		require.NoError(t, l.Close())
+	})
+	t.Run("osfs", func(t *testing.T) {
+		dir := t.TempDir()
+		o := Options{FS: OSFS(), SegmentSize: 4096}
+		l, _ := openT(t, dir, o)
+		_, _, err := Open(dir, o)
+		require.ErrorIs(t, err, ErrLocked)
+		require.NoError(t, l.Close())
+		l, _ = openT(t, dir, o)
+		require.NoError(t, l.Close())
+	})
+}
+
+func TestOSFS(t *testing.T) {
+	dir := t.TempDir() + "/nested/wal"
+	for _, mode := range []SyncMode{SyncAlways, SyncBatched, SyncNone} {
+		o := Options{FS: OSFS(), Sync: mode, SegmentSize: 4096}
+		l, rec := openT(t, dir, o)
+		n := int(rec.LastLSN)
+		requireRecords(t, rec, n)
+		appendN(t, l, n+1, n+301)
+		require.NoError(t, l.Snapshot(uint64(n+150), writeSnapshot(n+150)))
+		appendN(t, l, n+301, n+311)
+		require.NoError(t, l.Close())
+		l, rec = openT(t, dir, o)
+		requireRecords(t, rec, n+310)
+		require.NoError(t, l.Close())
+		names, err := o.FS.ReadDir(dir)
+		require.NoError(t, err)
+		require.Contains(t, names, snapName(uint64(n+150)))
+	}
+}
+
+func TestDirErrors(t *testing.T) {
+	fsys := NewMemFS()
+	f, err := fsys.OpenFile("/file", os.O_CREATE|os.O_RDWR, 0o644)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, _, err = Open("/file", memOptions(fsys, SyncAlways))
+	require.ErrorContains(t, err, "/file is not a directory")
+	_, _, err = Open("/file/wal", memOptions(fsys, SyncAlways))
+	require.ErrorIs(t, err, syscall.ENOTDIR)
+	require.ErrorContains(t, err, "/file/wal")
+
+	fsys.FailNext(OpRead, "/db", os.ErrPermission)
+	_, _, err = Open(testDir, memOptions(fsys, SyncAlways))
+	require.ErrorIs(t, err, fs.ErrPermission)
+	require.ErrorContains(t, err, testDir)
+
+	t.Run("osfs", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root ignores permissions")
+		}
+		dir := t.TempDir()
+		require.NoError(t, os.Chmod(dir, 0o500))
+		defer os.Chmod(dir, 0o700)
+		_, _, err := Open(filepath.Join(dir, "wal"), Options{})
+		require.ErrorIs(t, err, fs.ErrPermission)
+	})
+	t.Run("osfs file", func(t *testing.T) {
+		name := filepath.Join(t.TempDir(), "file")
+		require.NoError(t, os.WriteFile(name, nil, 0o644))
+		_, _, err := Open(name, Options{})
+		require.ErrorContains(t, err, "is not a directory")
+	})
+}
+
+// Replay reads only what Open recovered, while the log takes appends.
+func TestReplayWhileAppending(t *testing.T) {
+	fsys := buildLog(t, 30)
+	l, rec := openT(t, testDir, memOptions(fsys, SyncAlways))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		appendN(t, l, 31, 200)
+	}()
+	for range 5 {
+		requireRecords(t, rec, 30)
+	}
+	<-done
+}
