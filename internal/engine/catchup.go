@@ -60,7 +60,10 @@ type scheduler struct {
 	next atomic.Int64
 
 	// catchMu serializes catch-ups. It is taken with no other lock held.
+	// running is set while a catch-up runs: a call that starts meanwhile
+	// waits for it, so that it never sees one instant half processed (T3).
 	catchMu sync.Mutex
+	running atomic.Bool
 
 	// mu guards tree and watched. It is a leaf lock: nothing is locked under
 	// it.
@@ -169,7 +172,11 @@ func (b *Broker) watchedNext() int64 {
 func (b *Broker) catchUp(now int64) {
 	s := &b.sched
 	s.catchMu.Lock()
-	defer s.catchMu.Unlock()
+	s.running.Store(true)
+	defer func() {
+		s.running.Store(false)
+		s.catchMu.Unlock()
+	}()
 	for {
 		s.mu.Lock()
 		it, ok := s.tree.Min()
@@ -204,7 +211,11 @@ func (e *Entity) catchUp(now int64) {
 	e.inCatchUp = false
 	e.rescheduleLocked() // advanceLocked's registration was skipped
 	if e.dups != nil {
-		e.dups.prune(now)
+		// Only as far as the namespace is caught up: a message forwarded
+		// from an entity whose deadlines come first arrives at its own
+		// instant, and is a duplicate of an id remembered until after it
+		// (SEMANTICS DD1, T3).
+		e.dups.prune(min(now, e.b.sched.next.Load()))
 	}
 }
 

@@ -66,7 +66,7 @@ func (b *Broker) clockNow() int64 {
 // (SEMANTICS T3).
 func (b *Broker) now() int64 {
 	now := b.clockNow()
-	if now >= b.sched.next.Load() {
+	if now >= b.sched.next.Load() || b.sched.running.Load() {
 		b.catchUp(now)
 	}
 	return now
