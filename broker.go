@@ -1,7 +1,10 @@
 package minibus
 
 import (
+	"errors"
+
 	"github.com/minibus-go/minibus/internal/engine"
+	"github.com/minibus-go/minibus/internal/wal"
 )
 
 // Namespace is an in-process Service Bus namespace: a set of queues and
@@ -9,7 +12,8 @@ import (
 // it when done. A Namespace is safe for concurrent use by any number of
 // goroutines.
 type Namespace struct {
-	b *engine.Broker
+	b   *engine.Broker
+	log *wal.Log // a durable namespace's log (store.go); nil for NewNamespace
 }
 
 // NewNamespace returns a new, empty namespace. By default it runs on the
@@ -28,10 +32,18 @@ func NewNamespace(opts ...Option) *Namespace {
 // Close closes the namespace. Calls blocked in it return ErrClosed, later
 // calls return ErrClosed, and when Close returns no goroutine of the
 // namespace is left and no call changes its state any more. Close is
-// idempotent and always returns nil.
+// idempotent. It returns nil but for a durable namespace ([Open]) whose last
+// writes failed: then ErrStoreFailed, and the directory is free to open
+// again either way.
 func (ns *Namespace) Close() error {
-	if ns != nil && ns.b != nil {
-		ns.b.Close()
+	if ns == nil || ns.b == nil {
+		return nil
+	}
+	if !ns.b.Close() || ns.log == nil {
+		return nil
+	}
+	if err := ns.log.Close(); err != nil && !errors.Is(err, wal.ErrClosed) {
+		return errorf(ErrStoreFailed, "namespace", "closing its log: %v", err)
 	}
 	return nil
 }

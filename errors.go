@@ -64,6 +64,17 @@ var (
 	// call on a closed [Receiver], and by calls that were blocked when either
 	// was closed.
 	ErrClosed = errs.ErrClosed
+
+	// ErrStoreFailed is returned by a durable namespace ([Open]) when a
+	// write or sync of its log failed: by the call whose change could not be
+	// made durable, and by every later call until the namespace is closed
+	// and opened again. Nothing acknowledged before the failure is lost.
+	ErrStoreFailed = errs.ErrStoreFailed
+
+	// ErrCorrupt is returned by [Open] when the directory is damaged before
+	// its last record (a torn last record, what a crash leaves, is repaired).
+	// Open then changes nothing on disk.
+	ErrCorrupt = errs.ErrCorrupt
 )
 
 // errorf returns an error that wraps sentinel, naming the culprit first:

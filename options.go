@@ -10,7 +10,7 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
-// Option configures a [Namespace] at [NewNamespace].
+// Option configures a [Namespace] at [NewNamespace] or [Open].
 type Option func(*options)
 
 type options struct {
@@ -18,6 +18,7 @@ type options struct {
 	logger    *slog.Logger
 	observers []func(Event)
 	injectors []func(Operation, string) error
+	store     storeOptions // Open's (store.go)
 }
 
 func defaultOptions() options {

@@ -32,6 +32,9 @@ type Broker struct {
 	idle   idleWatch // the processors WaitIdle waits for (idle.go)
 	fault  func(Operation, string) error
 	ids    atomic.Uint64
+	dur    durability // a durable broker's journal (journal.go)
+	// replay is set while a journal is replayed (replay.go).
+	replay *replayState
 
 	mu sync.Mutex
 	// entities holds the queues and topics by lower-case name: they share one
@@ -79,6 +82,7 @@ func (b *Broker) Close() bool {
 	}
 	b.sched.stopTimer()
 	b.life.wg.Wait()
+	b.stopSnapshots()
 	// Wake every blocked receive, which then sees the closed state; locking
 	// every entity is also a barrier: a call that passed its closed check
 	// under an entity's lock has left it before Close returns.
@@ -114,6 +118,9 @@ func (b *Broker) begin() (int64, error) {
 	if b.life.closed() {
 		return 0, errClosed
 	}
+	if err := b.errFailed(); err != nil {
+		return 0, err
+	}
 	return b.now(), nil
 }
 
@@ -136,8 +143,8 @@ func describe(kind Kind, name string) string { return kind.String() + " " + strc
 
 // Create adds a queue or topic whose name and configuration the caller has
 // checked. ErrAlreadyExists when a queue or topic has the name.
-func (b *Broker) Create(kind Kind, name string, c Config) (*Entity, error) {
-	defer b.flush()
+func (b *Broker) Create(kind Kind, name string, c Config) (_ *Entity, err error) {
+	defer b.done(&err)
 	now, err := b.begin()
 	if err != nil {
 		return nil, err
@@ -153,11 +160,23 @@ func (b *Broker) Create(kind Kind, name string, c Config) (*Entity, error) {
 	if err := b.checkForwardTargetsLocked(name, c, describe(kind, name)); err != nil {
 		return nil, err
 	}
-	e := newEntity(b, kind, name, nil, c, now)
+	e := b.createLocked(kind, name, c, now)
+	if enc := e.rec(recCreate); enc != nil {
+		enc.u8(uint8(kind))
+		enc.config(c)
+		enc.svar(now)
+		e.commit(enc)
+	}
+	return e, nil
+}
+
+// createLocked adds a queue or topic at instant at; b.mu is held.
+func (b *Broker) createLocked(kind Kind, name string, c Config, at int64) *Entity {
+	e := newEntity(b, kind, name, nil, c, at)
 	b.entities[nameKey(name)] = e
 	b.log.Info("minibus: created", "entity", e.describe())
-	e.emitEntity(EventEntityCreated, now)
-	return e, nil
+	e.emitEntity(EventEntityCreated, at)
+	return e
 }
 
 // Find returns the live queue or topic of kind named name, or ErrNotFound.
@@ -176,8 +195,8 @@ func (b *Broker) Find(kind Kind, name string) (*Entity, error) {
 
 // Delete deletes the queue or topic of kind named name with everything in
 // it (SEMANTICS A5), or returns ErrNotFound.
-func (b *Broker) Delete(kind Kind, name string) error {
-	defer b.flush()
+func (b *Broker) Delete(kind Kind, name string) (err error) {
+	defer b.done(&err)
 	now, err := b.begin()
 	if err != nil {
 		return err
@@ -189,7 +208,7 @@ func (b *Broker) Delete(kind Kind, name string) error {
 		return errs.Errorf(errs.ErrNotFound, describe(kind, name), "")
 	}
 	e.mu.Lock()
-	e.deleteLocked(now)
+	e.deleteRecLocked(now)
 	e.mu.Unlock()
 	delete(b.entities, nameKey(name))
 	b.log.Info("minibus: deleted", "entity", e.describe())

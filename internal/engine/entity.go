@@ -113,6 +113,8 @@ type Entity struct {
 
 	mu  sync.Mutex
 	cfg Config
+	// jenc encodes the entity's journal records (journal.go).
+	jenc encoder
 	// inCatchUp is set while the namespace catch-up processes the entity: it
 	// re-registers the entity when done, so register skips it meanwhile.
 	inCatchUp                  bool
@@ -264,8 +266,8 @@ func (e *Entity) Config() Config {
 // locks: a new LockDuration or TTL applies to later locks and messages. An
 // update is activity (SEMANTICS A2); receivers blocked on the entity wake to
 // see a new status. A topic's new size limits apply to its subscriptions.
-func (e *Entity) Update(c Config) error {
-	defer e.b.flush()
+func (e *Entity) Update(c Config) (err error) {
+	defer e.b.done(&err)
 	self := e.name
 	if e.kind == KindSubscription {
 		self = "" // a subscription is no destination
@@ -278,6 +280,18 @@ func (e *Entity) Update(c Config) error {
 		return err
 	}
 	defer e.mu.Unlock()
+	e.updateLocked(c, now)
+	if enc := e.rec(recUpdate); enc != nil {
+		enc.config(c)
+		enc.svar(now)
+		e.commit(enc)
+	}
+	e.b.log.Info("minibus: updated", "entity", e.describe())
+	return nil
+}
+
+// updateLocked gives e the configuration c at now.
+func (e *Entity) updateLocked(c Config, now int64) {
 	forwardNow := e.kind != KindTopic && e.cfg.ForwardTo == "" && c.ForwardTo != ""
 	if e.kind == KindSubscription {
 		c.MaxSizeMB, c.MaxMessageKB = e.cfg.MaxSizeMB, e.cfg.MaxMessageKB
@@ -299,8 +313,6 @@ func (e *Entity) Update(c Config) error {
 		unlockAll(subs)
 	}
 	e.rescheduleLocked()
-	e.b.log.Info("minibus: updated", "entity", e.describe())
-	return nil
 }
 
 // Counts are an entity's message counts and times (SEMANTICS L13).
@@ -315,8 +327,8 @@ type Counts struct {
 }
 
 // Counts returns the entity's counts as of now (SEMANTICS T3).
-func (e *Entity) Counts() (Counts, error) {
-	defer e.b.flush()
+func (e *Entity) Counts() (_ Counts, err error) {
+	defer e.b.done(&err)
 	now, err := e.lock()
 	if err != nil {
 		return Counts{}, err
@@ -415,6 +427,9 @@ func (e *Entity) rescheduleIdleLocked() {
 // global set it stops at the namespace's next deadline elsewhere, so that
 // events across entities happen in time order.
 func (e *Entity) advanceLocked(now int64, global bool) {
+	if e.b.replay != nil {
+		return // the log holds what happened (replay.go)
+	}
 	for !e.deleted.Load() {
 		d := e.st.Next()
 		l, held := e.sessions.next()
@@ -434,13 +449,22 @@ func (e *Entity) advanceLocked(now int64, global bool) {
 			}
 		default:
 			e.b.log.Info("minibus: deleted on idle", "entity", e.describe())
-			e.deleteLocked(at)
+			e.deleteRecLocked(at)
 		}
 		if global && e.b.outbox.n.Load() > 0 {
 			break // deliver first: the destinations' deadlines may come next (T3)
 		}
 	}
 	e.rescheduleLocked()
+}
+
+// deleteRecLocked is deleteLocked, recorded.
+func (e *Entity) deleteRecLocked(at int64) {
+	if enc := e.rec(recDelete); enc != nil {
+		enc.svar(at)
+		e.commit(enc)
+	}
+	e.deleteLocked(at)
 }
 
 // deleteLocked deletes e and everything in it: explicitly, on idle, or with

@@ -23,27 +23,63 @@ const maxHops = 4
 
 // forward is a message on its way from one entity to another.
 type forward struct {
-	from *Entity
-	key  store.Key // its key in from, for its transfer dead-letter queue
-	to   string
-	m    *store.Message
-	at   int64 // the instant it left
+	from  *Entity
+	key   store.Key // its key in from, for its transfer dead-letter queue
+	to    string
+	m     *store.Message
+	at    int64  // the instant it left
+	order uint64 // its place in the order of leaving
 }
 
 // outbox holds the messages waiting to be forwarded. mu is a leaf lock,
 // taken under entity locks; flushMu serializes deliveries and is taken with
 // no entity lock held.
+//
+// A durable broker also keeps the messages a flush took and has not
+// delivered yet (flying), so that a snapshot finds every message on its way
+// (snapshot.go): one leaves flying under the lock of the entity whose
+// record tells where it went, before that record is appended.
 type outbox struct {
 	mu      sync.Mutex
-	waiting []forward
+	waiting []*forward
 	n       atomic.Int32
 	flushMu sync.Mutex
+	track   bool
+	flying  map[*forward]struct{}
+	order   uint64 // numbers the messages in the order they left
 }
 
 func (o *outbox) push(f forward) {
 	o.mu.Lock()
-	o.waiting = append(o.waiting, f)
+	o.order++
+	f.order = o.order
+	o.waiting = append(o.waiting, &f)
 	o.n.Add(1)
+	o.mu.Unlock()
+}
+
+// take takes the waiting messages for a flush.
+func (o *outbox) take() []*forward {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	batch := o.waiting
+	o.waiting = nil
+	o.n.Store(0)
+	if o.track {
+		for _, f := range batch {
+			o.flying[f] = struct{}{}
+		}
+	}
+	return batch
+}
+
+// landed forgets f, delivered or returned to its source.
+func (o *outbox) landed(f *forward) {
+	if !o.track {
+		return
+	}
+	o.mu.Lock()
+	delete(o.flying, f)
 	o.mu.Unlock()
 }
 
@@ -65,12 +101,7 @@ func (b *Broker) flushForwards() {
 	o.flushMu.Lock()
 	defer o.flushMu.Unlock()
 	for o.n.Load() > 0 {
-		o.mu.Lock()
-		batch := o.waiting
-		o.waiting = nil
-		o.n.Store(0)
-		o.mu.Unlock()
-		for _, f := range batch {
+		for _, f := range o.take() {
 			b.deliver(f)
 		}
 	}
@@ -116,9 +147,9 @@ func (e *Entity) forwardsDeadLetters(reason string) bool {
 
 // deliver enqueues f's message in its destination, or, when the destination
 // cannot take it, in its source's transfer dead-letter queue (SEMANTICS F3).
-func (b *Broker) deliver(f forward) {
+func (b *Broker) deliver(f *forward) {
 	if b.life.closed() {
-		return
+		return // a durable broker's log still has it: the next Open delivers it
 	}
 	b.mu.Lock()
 	d := b.lookupLocked(f.to)
@@ -133,9 +164,22 @@ func (b *Broker) deliver(f forward) {
 	s := f.from
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	b.outbox.landed(f)
 	if s.deleted.Load() {
 		return // gone with its source
 	}
+	if enc := s.rec(recTransferFailed); enc != nil {
+		enc.key(f.key)
+		enc.str(why)
+		s.commit(enc)
+	}
+	s.transferFailedLocked(f, why)
+}
+
+// transferFailedLocked puts f's message, which its destination could not
+// take for the reason why, in its source s's transfer dead-letter queue
+// (SEMANTICS F3).
+func (s *Entity) transferFailedLocked(f *forward, why string) {
 	m := f.m
 	dl := &store.DeadLetter{Reason: ReasonTransferFailed, Description: "could not forward to " + f.to + ": " + why}
 	if m.DL != nil {
@@ -151,10 +195,29 @@ func (b *Broker) deliver(f forward) {
 // source, as a new message of d (SEMANTICS F2), or says why d cannot take
 // it. It locks d, and a topic's subscriptions; d is already caught up to
 // that instant.
-func (d *Entity) takeForwardLocked(f forward) (why string) {
+func (d *Entity) takeForwardLocked(f *forward) (why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	m := f.m
+	if why := d.refusesLocked(f.m); why != "" {
+		return why
+	}
+	enc := d.rec(recTransfer)
+	if enc != nil { // before acceptForwardLocked changes the message
+		enc.entity(f.from)
+		enc.key(f.key)
+		enc.svar(f.at)
+		enc.message(f.m)
+	}
+	if why := d.acceptForwardLocked(f.m, f.at); why != "" {
+		return why
+	}
+	d.b.outbox.landed(f)
+	d.commit(enc)
+	return ""
+}
+
+// refusesLocked says why d cannot take the forwarded message m, or "".
+func (d *Entity) refusesLocked(m *store.Message) string {
 	switch {
 	case d.deleted.Load():
 		return "it does not exist"
@@ -165,24 +228,30 @@ func (d *Entity) takeForwardLocked(f forward) (why string) {
 	case m.Size() > d.cfg.maxMessageSize():
 		return "the message is larger than its MaxMessageSizeInKilobytes"
 	}
+	return ""
+}
+
+// acceptForwardLocked enqueues the forwarded message m in d at the instant
+// at it left its source, or says why d cannot take it: it is full.
+func (d *Entity) acceptForwardLocked(m *store.Message, at int64) (why string) {
 	m.Deliveries = 0
 	m.FromDeferral = false
-	kept, ids := d.dedupLocked([]*store.Message{m}, f.at)
+	kept, ids := d.dedupLocked([]*store.Message{m}, at)
 	if len(kept) == 0 {
 		return "" // a duplicate there: accepted and dropped (DD1)
 	}
 	var err error
 	if d.kind == KindTopic {
-		err = d.publishLocked(kept, f.at, nil)
+		err = d.publishLocked(kept, at, nil)
 	} else {
-		err = d.acceptAllLocked(kept, f.at, nil)
+		err = d.acceptAllLocked(kept, at, nil)
 	}
 	if err != nil {
 		return "it is full"
 	}
-	d.recordLocked(ids, f.at)
-	d.touchLocked(f.at)
-	d.accessed = max(d.accessed, f.at)
+	d.recordLocked(ids, at)
+	d.touchLocked(at)
+	d.accessed = max(d.accessed, at)
 	return ""
 }
 

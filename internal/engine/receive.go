@@ -167,8 +167,8 @@ func (r *Receiver) available() int {
 // the wait on the namespace clock: after it, or at once when it is
 // negative, Receive returns what it took, possibly nothing; 0 waits as long
 // as ctx allows.
-func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot, maxWait time.Duration) ([]store.Snapshot, error) {
-	defer r.e.b.flush()
+func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot, maxWait time.Duration) (_ []store.Snapshot, err error) {
+	defer r.e.b.done(&err)
 	if err := r.e.b.inject(OpReceive, r.e); err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 			timeout = t.C
 		}
 		if maxWait < 0 || now >= deadline {
-			e.touchLocked(now)
+			e.touchRecLocked(now)
 			e.mu.Unlock()
 			return snaps, nil
 		}
@@ -222,8 +222,8 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 // and changing nothing (SEMANTICS L12): available, locked, deferred and
 // scheduled messages, never expired ones (E3). A session receiver sees its
 // session's available, locked and deferred messages.
-func (r *Receiver) Peek(ctx context.Context, max int, from int64) ([]store.Snapshot, error) {
-	defer r.e.b.flush()
+func (r *Receiver) Peek(ctx context.Context, max int, from int64) (_ []store.Snapshot, err error) {
+	defer r.e.b.done(&err) // what it shows is durable
 	if err := r.e.b.inject(OpPeek, r.e); err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (r *Receiver) Peek(ctx context.Context, max int, from int64) ([]store.Snaps
 	if from == 0 && len(snaps) > 0 {
 		r.cursor = snaps[len(snaps)-1].Key.Next()
 	}
-	e.touchLocked(now)
+	e.touchRecLocked(now)
 	return snaps, nil
 }
 
@@ -276,8 +276,8 @@ func (e *Entity) peekSnapshotLocked(m *store.Message) store.Snapshot {
 // message of the receiver's queue (of its session, SS8), or is locked now,
 // it returns ErrMessageNotFound and fetches nothing. The caller has checked
 // the numbers.
-func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) ([]store.Snapshot, error) {
-	defer r.e.b.flush()
+func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) (_ []store.Snapshot, err error) {
+	defer r.e.b.done(&err)
 	if err := r.e.b.inject(OpReceive, r.e); err != nil {
 		return nil, err
 	}
@@ -308,9 +308,22 @@ func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) ([]store.S
 			return nil, errs.Errorf(errs.ErrMessageNotFound, e.Describe(r.q), "sequence number %d is not a deferred message", seq)
 		}
 	}
+	until := e.lockEndLocked(r, now)
+	if enc := e.rec(recFetch); enc != nil {
+		enc.u8(uint8(r.q))
+		enc.u8(uint8(r.mode))
+		enc.str(r.SessionID())
+		enc.svar(now)
+		enc.svar(until)
+		enc.uvar(uint64(len(found)))
+		for _, m := range found {
+			enc.key(m.Key())
+		}
+		e.commit(enc)
+	}
 	snaps := make([]store.Snapshot, len(found))
 	for i, m := range found {
-		snaps[i] = e.fetchDeferredLocked(m, r, now)
+		snaps[i] = e.fetchDeferredLocked(m, r.q, r.mode, now, until, r.renewUntil(now))
 	}
 	e.touchLocked(now)
 	e.accessed = now
@@ -365,8 +378,8 @@ func (r *Receiver) StopRenewing(tokens ...[16]byte) {
 // receiver's queue (of its session) enqueued at or before before (Never: no
 // limit), oldest first, without delivering them, and returns how many. A
 // delete is activity (SEMANTICS A2).
-func (r *Receiver) Delete(ctx context.Context, max int, before int64) (int, error) {
-	defer r.e.b.flush()
+func (r *Receiver) Delete(ctx context.Context, max int, before int64) (_ int, err error) {
+	defer r.e.b.done(&err)
 	if err := r.e.b.inject(OpReceive, r.e); err != nil {
 		return 0, err
 	}
@@ -388,12 +401,28 @@ func (r *Receiver) Delete(ctx context.Context, max int, before int64) (int, erro
 	} else {
 		e.st.Ascend(r.q, store.Key{}, false, each)
 	}
+	if enc := e.rec(recRemove); enc != nil {
+		enc.u8(uint8(r.q))
+		enc.str(r.SessionID())
+		enc.svar(now)
+		enc.uvar(uint64(len(doomed)))
+		for _, m := range doomed {
+			enc.key(m.Key())
+		}
+		e.commit(enc)
+	}
+	e.removeLocked(doomed, r.q, now)
+	return len(doomed), nil
+}
+
+// removeLocked removes doomed, messages of queue q, at now without
+// delivering them.
+func (e *Entity) removeLocked(doomed []*store.Message, q store.Queue, now int64) {
 	for _, m := range doomed {
-		e.emitLocked(EventRemoved, m, r.q, now, "")
+		e.emitLocked(EventRemoved, m, q, now, "")
 		e.st.Remove(m)
 	}
 	e.touchLocked(now)
-	return len(doomed), nil
 }
 
 // Ready reports whether, as of now, a message is there for r to take: one

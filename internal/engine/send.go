@@ -12,8 +12,8 @@ import (
 // messages of one call, all or none (SEMANTICS V3): at is the time
 // ScheduleMessages gives, or store.Unset to use each message's own
 // ScheduledEnqueueTime. It returns their sequence numbers when seqs is set.
-func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs bool) ([]int64, error) {
-	defer e.b.flush() // after the unlock: forwards and events go on outside every lock
+func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs bool) (_ []int64, err error) {
+	defer e.b.done(&err) // after the unlock: forwards and events go on outside every lock
 	op := OpSend
 	if at != store.Unset {
 		op = OpSchedule
@@ -37,27 +37,51 @@ func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs
 	if err := e.checkSendLocked(recs); err != nil {
 		return nil, err
 	}
-	kept, ids := e.dedupLocked(recs, now)
+	enc := e.rec(recSend)
+	if enc != nil { // before sendLocked changes them
+		enc.svar(now)
+		enc.uvar(uint64(len(recs)))
+		for _, m := range recs {
+			enc.message(m)
+		}
+	}
 	var out []int64
 	if seqs {
+		out = make([]int64, len(recs))
+	}
+	if err := e.sendLocked(recs, now, out); err != nil {
+		return nil, err
+	}
+	e.commit(enc)
+	return out, nil
+}
+
+// sendLocked accepts recs, sent at now, all or none: duplicates dropped
+// (SEMANTICS DD1), the rest enqueued or scheduled, their sequence numbers
+// in seqs when it is not nil (0 for a duplicate).
+func (e *Entity) sendLocked(recs []*store.Message, now int64, seqs []int64) error {
+	kept, ids := e.dedupLocked(recs, now)
+	out := seqs
+	if seqs != nil && len(kept) < len(recs) {
 		out = make([]int64, len(kept))
 	}
+	var err error
 	if e.kind == KindTopic {
 		err = e.publishLocked(kept, now, out)
 	} else {
 		err = e.acceptAllLocked(kept, now, out)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.recordLocked(ids, now)
-	if seqs && len(kept) < len(recs) {
-		out = spread(recs, kept, out)
+	if seqs != nil && len(kept) < len(recs) {
+		copy(seqs, spread(recs, kept, out))
 	}
 	e.touchLocked(now)
 	e.accessed = now
 	e.rescheduleIdleLocked()
-	return out, nil
+	return nil
 }
 
 // spread gives each of recs its number in seqs, the numbers of kept, a
@@ -132,8 +156,8 @@ func errQuota(e *Entity, n int64, what string) error {
 // Cancel deletes pending scheduled messages, all or none (SEMANTICS S3): a
 // number that is not one is ErrMessageNotFound. The caller has checked the
 // numbers.
-func (e *Entity) Cancel(ctx context.Context, seqs []int64) error {
-	defer e.b.flush()
+func (e *Entity) Cancel(ctx context.Context, seqs []int64) (err error) {
+	defer e.b.done(&err)
 	if err := e.b.inject(OpCancelScheduled, e); err != nil {
 		return err
 	}
@@ -156,10 +180,24 @@ func (e *Entity) Cancel(ctx context.Context, seqs []int64) error {
 		}
 		found[i] = m
 	}
+	if enc := e.rec(recCancel); enc != nil {
+		enc.svar(now)
+		enc.uvar(uint64(len(seqs)))
+		for _, seq := range seqs {
+			enc.svar(seq)
+		}
+		e.commit(enc)
+	}
+	e.cancelAllLocked(found, now)
+	return nil
+}
+
+// cancelAllLocked deletes the scheduled messages found at now (SEMANTICS
+// S3).
+func (e *Entity) cancelAllLocked(found []*store.Message, now int64) {
 	for _, m := range found {
 		e.cancelLocked(m, now)
 	}
 	e.touchLocked(now)
 	e.rescheduleLocked() // the idle deadline may return (SEMANTICS A2)
-	return nil
 }

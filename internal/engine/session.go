@@ -80,8 +80,8 @@ func (e *Entity) errNoSessions() error {
 // AcceptSession locks session id for LockDuration, whether or not it has
 // messages (SEMANTICS SS2), and returns its receiver. A session held by
 // another receiver is ErrSessionCannotBeLocked.
-func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (*Receiver, error) {
-	defer e.b.flush()
+func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (_ *Receiver, err error) {
+	defer e.b.done(&err)
 	if err := e.b.inject(OpAcceptSession, e); err != nil {
 		return nil, err
 	}
@@ -113,8 +113,8 @@ func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (*Rece
 // set, is called with the new receiver under the entity's lock, before
 // anyone else can see the session held: it must not block or call the
 // broker.
-func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*Receiver)) (*Receiver, error) {
-	defer e.b.flush()
+func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*Receiver)) (_ *Receiver, err error) {
+	defer e.b.done(&err)
 	if err := e.b.inject(OpAcceptSession, e); err != nil {
 		return nil, err
 	}
@@ -154,6 +154,12 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 
 // holdLocked gives session id to a new receiver until now + LockDuration.
 func (e *Entity) holdLocked(id string, mode Mode, now int64) *Receiver {
+	if enc := e.rec(recHold); enc != nil {
+		enc.str(id)
+		enc.u8(uint8(mode))
+		enc.svar(now)
+		e.commit(enc)
+	}
 	s := e.sessions.byID[id]
 	if s == nil {
 		s = &session{id: id}
@@ -176,11 +182,24 @@ func (e *Entity) holdLocked(id string, mode Mode, now int64) *Receiver {
 // without counting a delivery, SS5). Its blocked calls wake; so does a
 // receive waiting for a session, when this one has messages.
 func (e *Entity) releaseSessionLocked(s *session, at int64, expired bool) {
+	if enc := e.rec(recRelease); enc != nil {
+		enc.str(s.id)
+		enc.svar(at)
+		enc.boolean(expired)
+		e.commit(enc)
+	}
 	e.st.LockedIn(s.id, func(m *store.Message) {
-		if !expired {
-			m.Deliveries-- // closing does not count a delivery (SS5)
-		}
 		e.emitLocked(EventLockLost, m, store.Main, at, "")
+		if !expired {
+			// Closing does not count a delivery (SS5): the message is as
+			// it was before it, deferred again if it was.
+			m.Deliveries--
+			if m.FromDeferral {
+				m.RenewUntil = 0
+				e.deferLocked(m)
+				return
+			}
+		}
 		e.lockEndedLocked(m, at)
 	})
 	e.sessions.locks.Delete(sessLock{s.lockedUntil, s.id})
@@ -223,7 +242,8 @@ func (r *Receiver) LockedUntil() int64 {
 
 // RenewSessionLock moves the session's lock, and its locked messages'
 // locks, to now + LockDuration (SEMANTICS SS8) and returns the new end.
-func (r *Receiver) RenewSessionLock(ctx context.Context) (int64, error) {
+func (r *Receiver) RenewSessionLock(ctx context.Context) (_ int64, err error) {
+	defer r.e.b.done(&err)
 	if err := r.e.b.inject(OpRenewLock, r.e); err != nil {
 		return 0, err
 	}
@@ -250,7 +270,8 @@ func (e *Entity) renewSessionLocked(s *session, now int64) int64 {
 
 // SessionState returns the session's state; nil when never set (SEMANTICS
 // SS6). The caller copies it.
-func (r *Receiver) SessionState(ctx context.Context) ([]byte, error) {
+func (r *Receiver) SessionState(ctx context.Context) (_ []byte, err error) {
+	defer r.e.b.done(&err)
 	if _, err := r.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -260,15 +281,28 @@ func (r *Receiver) SessionState(ctx context.Context) ([]byte, error) {
 
 // SetSessionState replaces the session's state with state, the caller's
 // copy; nil clears it (SEMANTICS SS6).
-func (r *Receiver) SetSessionState(ctx context.Context, state []byte) error {
+func (r *Receiver) SetSessionState(ctx context.Context, state []byte) (err error) {
+	defer r.e.b.done(&err)
 	now, err := r.enter(ctx)
 	if err != nil {
 		return err
 	}
-	defer r.e.mu.Unlock()
-	r.sess.state = state
-	r.e.touchLocked(now)
+	e := r.e
+	defer e.mu.Unlock()
+	if enc := e.rec(recState); enc != nil {
+		enc.str(r.sess.id)
+		enc.bytes(state)
+		enc.svar(now)
+		e.commit(enc)
+	}
+	e.setStateLocked(r.sess, state, now)
 	return nil
+}
+
+// setStateLocked gives session s the state state at now.
+func (e *Entity) setStateLocked(s *session, state []byte, now int64) {
+	s.state = state
+	e.touchLocked(now)
 }
 
 // SessionIDs returns the ids of the entity's sessions that have messages or

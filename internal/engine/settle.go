@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/minibus-go/minibus/internal/errs"
+	"github.com/minibus-go/minibus/internal/store"
 )
 
 // Op is a settlement.
@@ -45,7 +46,7 @@ type Settlement struct {
 // would pass the entity's limits are refused (V3). On error nothing
 // changed. For Renew it returns the lock's new end.
 func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64, err error) {
-	defer r.e.b.flush()
+	defer r.e.b.done(&err)
 	if err := r.e.b.inject(settleOps[s.Op], r.e); err != nil {
 		return 0, err
 	}
@@ -59,27 +60,52 @@ func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64,
 	if m == nil || m.Queue() != r.q || now >= m.LockedUntil() || (r.sess != nil && m.SessionID != r.sess.id) {
 		return 0, errs.Errorf(errs.ErrLockLost, e.Describe(r.q), "%s", lockName(s))
 	}
-	if len(s.Props) > 0 {
-		if err := e.modifyLocked(m, s.Props); err != nil {
-			return 0, err
+	if s.Op == Renew {
+		return e.renewLocked(m, now), nil // a renewal is not activity (SEMANTICS A2), nor durable
+	}
+	k := m.Key()
+	retry := after(now, int64(s.RetryAfter))
+	if err := e.settleLocked(m, s.Op, s.Props, s.Reason, s.Description, now, retry); err != nil {
+		return 0, err
+	}
+	if enc := e.rec(recSettle); enc != nil {
+		enc.u8(uint8(r.q))
+		enc.key(k)
+		enc.u8(uint8(s.Op))
+		enc.svar(now)
+		enc.svar(retry)
+		enc.props(s.Props)
+		enc.str(s.Reason)
+		enc.str(s.Description)
+		e.commit(enc)
+	}
+	return 0, nil
+}
+
+// settleLocked applies op to the locked message m at now, with
+// PropertiesToModify props first (SEMANTICS L3, V3): an abandoned message
+// waits until retry. On error nothing changed.
+func (e *Entity) settleLocked(m *store.Message, op Op, props map[string]any, reason, description string, now, retry int64) error {
+	if len(props) > 0 {
+		if err := e.modifyLocked(m, props); err != nil {
+			return err
 		}
 	}
-	switch s.Op {
+	q := m.Queue()
+	switch op {
 	case Complete:
 		e.completeLocked(m, now)
 	case Abandon:
-		e.emitLocked(EventAbandoned, m, r.q, now, "")
-		e.releaseLocked(m, now, after(now, int64(s.RetryAfter)))
+		e.emitLocked(EventAbandoned, m, q, now, "")
+		e.releaseLocked(m, now, retry)
 	case DeadLetter:
-		e.deadLetterLocked(m, s.Reason, s.Description, now)
+		e.deadLetterLocked(m, reason, description, now)
 	case Defer:
-		e.emitLocked(EventDeferred, m, r.q, now, "")
+		e.emitLocked(EventDeferred, m, q, now, "")
 		e.deferLocked(m)
-	case Renew:
-		return e.renewLocked(m, now), nil // a renewal is not activity (SEMANTICS A2)
 	}
 	e.touchLocked(now)
-	return 0, nil
+	return nil
 }
 
 // lockName names the lock in a lock-lost error: by the message's sequence

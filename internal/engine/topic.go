@@ -132,8 +132,8 @@ func (t *Entity) describeSub(name string) string {
 // CreateSubscription adds a subscription with rules to the topic; the
 // caller has checked its name and configuration. ErrAlreadyExists when the
 // topic has one of that name (case-insensitive, SEMANTICS V1).
-func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (*Entity, error) {
-	defer t.b.flush()
+func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (_ *Entity, err error) {
+	defer t.b.done(&err)
 	if err := t.b.checkForwardTargets("", c, t.describeSub(name)); err != nil {
 		return nil, err
 	}
@@ -143,19 +143,41 @@ func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (*Enti
 	}
 	defer t.mu.Unlock()
 	unlockAll(t.lockSubsLocked(now))
-	key := nameKey(name)
-	i, found := slices.BinarySearchFunc(t.subs, key, func(s *Entity, k string) int { return strings.Compare(nameKey(s.name), k) })
-	if found {
+	if i, found := t.findSubLocked(name); found {
 		return nil, errs.Errorf(errs.ErrAlreadyExists, t.subs[i].describe(), "")
 	}
+	s := t.createSubLocked(name, c, rules, now)
+	if enc := s.rec(recCreate); enc != nil {
+		enc.u8(uint8(KindSubscription))
+		enc.config(c)
+		enc.svar(now)
+		enc.uvar(uint64(len(rules)))
+		for _, r := range rules {
+			enc.rule(r.Spec)
+		}
+		s.commit(enc)
+	}
+	return s, nil
+}
+
+// findSubLocked finds the subscription named name (case-insensitive): its
+// index in t.subs, or where it goes.
+func (t *Entity) findSubLocked(name string) (int, bool) {
+	key := nameKey(name)
+	return slices.BinarySearchFunc(t.subs, key, func(s *Entity, k string) int { return strings.Compare(nameKey(s.name), k) })
+}
+
+// createSubLocked adds a subscription, whose name is new, at instant at.
+func (t *Entity) createSubLocked(name string, c Config, rules []*Rule, at int64) *Entity {
+	i, _ := t.findSubLocked(name)
 	c.MaxSizeMB, c.MaxMessageKB = t.cfg.MaxSizeMB, t.cfg.MaxMessageKB
-	s := newEntity(t.b, KindSubscription, name, t, c, now)
+	s := newEntity(t.b, KindSubscription, name, t, c, at)
 	s.rules = rules
 	t.subs = slices.Insert(slices.Clone(t.subs), i, s)
-	t.touchLocked(now)
+	t.touchLocked(at)
 	t.b.log.Info("minibus: created", "entity", s.describe())
-	s.emitEntity(EventEntityCreated, now)
-	return s, nil
+	s.emitEntity(EventEntityCreated, at)
+	return s
 }
 
 // Subscription returns the topic's live subscription named name
@@ -175,8 +197,8 @@ func (t *Entity) Subscription(name string) (*Entity, error) {
 }
 
 // DeleteSubscription deletes the named subscription and its messages.
-func (t *Entity) DeleteSubscription(name string) error {
-	defer t.b.flush()
+func (t *Entity) DeleteSubscription(name string) (err error) {
+	defer t.b.done(&err)
 	s, err := t.Subscription(name)
 	if err != nil {
 		return err
@@ -187,7 +209,7 @@ func (t *Entity) DeleteSubscription(name string) error {
 	}
 	defer t.mu.Unlock()
 	s.mu.Lock()
-	s.deleteLocked(now)
+	s.deleteRecLocked(now)
 	s.mu.Unlock()
 	t.subs = slices.DeleteFunc(slices.Clone(t.subs), func(x *Entity) bool { return x == s })
 	t.b.log.Info("minibus: deleted", "entity", s.describe())
@@ -211,25 +233,37 @@ func (t *Entity) SubscriptionNames() ([]string, error) {
 
 // CreateRule adds a rule to the subscription. ErrAlreadyExists for a name
 // it has, in any case (SEMANTICS V1). A rule change is activity (A2).
-func (s *Entity) CreateRule(r *Rule) error {
+func (s *Entity) CreateRule(r *Rule) (err error) {
+	defer s.b.done(&err)
 	now, err := s.lock()
 	if err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	i, found := findRule(s.rules, r.Spec.Name)
-	if found {
+	if i, found := findRule(s.rules, r.Spec.Name); found {
 		return errs.Errorf(errs.ErrAlreadyExists, s.describe(), "rule %q", s.rules[i].Spec.Name)
 	}
+	s.addRuleLocked(r, now)
+	if enc := s.rec(recRuleAdd); enc != nil {
+		enc.rule(r.Spec)
+		enc.svar(now)
+		s.commit(enc)
+	}
+	return nil
+}
+
+// addRuleLocked adds r, whose name is new, at now.
+func (s *Entity) addRuleLocked(r *Rule, now int64) {
+	i, _ := findRule(s.rules, r.Spec.Name)
 	s.rules = slices.Insert(slices.Clone(s.rules), i, r)
 	s.updated = now
 	s.touchLocked(now)
-	return nil
 }
 
 // DeleteRule removes the named rule (case-insensitive), or returns
 // ErrNotFound.
-func (s *Entity) DeleteRule(name string) error {
+func (s *Entity) DeleteRule(name string) (err error) {
+	defer s.b.done(&err)
 	now, err := s.lock()
 	if err != nil {
 		return err
@@ -239,10 +273,20 @@ func (s *Entity) DeleteRule(name string) error {
 	if !found {
 		return errs.Errorf(errs.ErrNotFound, s.describe(), "rule %q", name)
 	}
+	s.deleteRuleLocked(i, now)
+	if enc := s.rec(recRuleDelete); enc != nil {
+		enc.str(name)
+		enc.svar(now)
+		s.commit(enc)
+	}
+	return nil
+}
+
+// deleteRuleLocked removes the rule at index i at now.
+func (s *Entity) deleteRuleLocked(i int, now int64) {
 	s.rules = slices.Delete(slices.Clone(s.rules), i, i+1)
 	s.updated = now
 	s.touchLocked(now)
-	return nil
 }
 
 // Rules returns the specs of the subscription's rules, sorted by name as

@@ -195,37 +195,53 @@ func (e *Entity) cancelLocked(m *store.Message, now int64) {
 // Each is a delivery.
 func (e *Entity) takeLocked(r *Receiver, max int, now int64, snaps []store.Snapshot) []store.Snapshot {
 	n := min(max, r.available())
-	if r.mode == PeekLock {
-		until := e.lockEndLocked(r, now)
-		for range n {
-			var m *store.Message
-			if r.sess != nil {
-				m = e.st.LockFirstIn(r.sess.id, until)
-			} else {
-				m = e.st.LockFirst(r.q, until)
-			}
-			m.Deliveries++
-			m.RenewUntil = r.renewUntil(now)
-			e.emitLocked(EventDelivered, m, r.q, now, "")
-			snaps = append(snaps, m.Snapshot(store.Available, false))
-		}
-		if n > 0 {
-			e.noteDueLocked(until)
-		}
-		return snaps
+	until := e.lockEndLocked(r, now)
+	enc := e.rec(recTake)
+	if enc != nil {
+		enc.u8(uint8(r.q))
+		enc.u8(uint8(r.mode))
+		enc.str(r.SessionID())
+		enc.svar(now)
+		enc.svar(until)
+		enc.uvar(uint64(n))
 	}
+	renew := r.renewUntil(now)
 	for range n {
 		var m *store.Message
-		if r.sess != nil {
+		switch {
+		case r.mode == PeekLock && r.sess != nil:
+			m = e.st.LockFirstIn(r.sess.id, until)
+		case r.mode == PeekLock:
+			m = e.st.LockFirst(r.q, until)
+		case r.sess != nil:
 			m = e.st.RemoveFirstIn(r.sess.id)
-		} else {
+		default:
 			m = e.st.RemoveFirst(r.q)
 		}
-		m.Deliveries++
-		e.emitKeyed(EventDelivered, m, m.Key(), r.q, now, "")
-		snaps = append(snaps, m.Snapshot(store.Available, true))
+		if enc != nil {
+			enc.key(m.Key())
+		}
+		e.deliveredLocked(m, r.q, r.mode, now, renew)
+		snaps = append(snaps, m.Snapshot(store.Available, r.mode == ReceiveAndDelete))
 	}
+	if n > 0 && r.mode == PeekLock {
+		e.noteDueLocked(until)
+	}
+	e.commit(enc)
 	return snaps
+}
+
+// deliveredLocked counts the delivery of m, just locked (peek-lock, its
+// lock renewed automatically until renewUntil) or taken out of the store
+// (receive-and-delete) at now.
+func (e *Entity) deliveredLocked(m *store.Message, q store.Queue, mode Mode, now, renewUntil int64) {
+	m.Deliveries++
+	if mode == PeekLock {
+		m.RenewUntil = renewUntil
+		e.emitLocked(EventDelivered, m, q, now, "")
+		return
+	}
+	e.emitKeyed(EventDelivered, m, m.Key(), q, now, "")
 }
 
 // lockEndLocked is when a lock r takes at now ends: now + LockDuration, or
@@ -237,20 +253,20 @@ func (e *Entity) lockEndLocked(r *Receiver, now int64) int64 {
 	return after(now, int64(e.cfg.LockDuration))
 }
 
-// fetchDeferredLocked delivers the deferred message m to r at now
-// (SEMANTICS L9): locked, and marked to return to Deferred when its lock
-// ends (L6), in peek-lock mode; removed in receive-and-delete mode.
-func (e *Entity) fetchDeferredLocked(m *store.Message, r *Receiver, now int64) store.Snapshot {
+// fetchDeferredLocked delivers the deferred message m from queue q at now
+// (SEMANTICS L9): in peek-lock mode locked until until (renewed
+// automatically until renewUntil) and marked to return to Deferred when its
+// lock ends (L6); removed in receive-and-delete mode.
+func (e *Entity) fetchDeferredLocked(m *store.Message, q store.Queue, mode Mode, now, until, renewUntil int64) store.Snapshot {
 	m.Deliveries++
-	e.emitLocked(EventDelivered, m, r.q, now, "")
-	if r.mode == ReceiveAndDelete {
+	e.emitLocked(EventDelivered, m, q, now, "")
+	if mode == ReceiveAndDelete {
 		s := m.Snapshot(store.Deferred, true)
 		e.st.Remove(m)
 		return s
 	}
-	until := e.lockEndLocked(r, now)
 	e.st.Lock(m, until)
-	m.RenewUntil = r.renewUntil(now)
+	m.RenewUntil = renewUntil
 	m.FromDeferral = true
 	e.noteDueLocked(until)
 	return m.Snapshot(store.Deferred, false)
@@ -360,7 +376,8 @@ func (e *Entity) completeLocked(m *store.Message, now int64) {
 }
 
 // deadlineLocked applies a deadline from the store: a lock's end (L6), an
-// expiry (E3, E5) or a scheduled activation (S4).
+// expiry (E3, E5), a scheduled activation (S4) or a retry delay's end. Each
+// is recorded but an automatic renewal: locks are not durable.
 func (e *Entity) deadlineLocked(d store.Deadline) {
 	m := d.M
 	switch {
@@ -376,21 +393,48 @@ func (e *Entity) deadlineLocked(d store.Deadline) {
 		}
 		e.st.Renew(m, until)
 	case d.LockEnd:
-		e.emitLocked(EventLockLost, m, m.Queue(), d.At, "")
-		e.lockEndedLocked(m, d.At)
+		e.lockLostLocked(m, d.At)
 	case m.State() == store.Scheduled:
+		e.deadlineRecLocked(dlActivate, m, d.At)
 		e.activateLocked(m, d.At)
 	case m.State() == store.Delayed && d.At < m.Expires:
-		// The retry delay is over: available at its own position (Q4).
-		due := store.Never
-		if m.Queue() == store.Main {
-			due = m.Expires
-		}
-		e.st.Move(m, m.Queue(), store.Available, due)
-		e.wakeForLocked(m)
+		e.deadlineRecLocked(dlReady, m, d.At)
+		e.readyLocked(m)
 	default:
+		e.deadlineRecLocked(dlExpire, m, d.At)
 		e.expireLocked(m, d.At)
 	}
+}
+
+// deadlineRecLocked records that deadline what of m came at instant at.
+func (e *Entity) deadlineRecLocked(what uint8, m *store.Message, at int64) {
+	if enc := e.rec(recDeadline); enc != nil {
+		enc.u8(what)
+		enc.u8(uint8(m.Queue()))
+		enc.key(m.Key())
+		enc.str(m.SessionID)
+		enc.svar(at)
+		e.commit(enc)
+	}
+}
+
+// lockLostLocked ends m's lock unsettled at instant at (SEMANTICS L6):
+// it expired, or the process that held it stopped.
+func (e *Entity) lockLostLocked(m *store.Message, at int64) {
+	e.deadlineRecLocked(dlLockEnd, m, at)
+	e.emitLocked(EventLockLost, m, m.Queue(), at, "")
+	e.lockEndedLocked(m, at)
+}
+
+// readyLocked makes the delayed message m available again at its own
+// position (Q4): its retry delay is over.
+func (e *Entity) readyLocked(m *store.Message) {
+	due := store.Never
+	if m.Queue() == store.Main {
+		due = m.Expires
+	}
+	e.st.Move(m, m.Queue(), store.Available, due)
+	e.wakeForLocked(m)
 }
 
 // modifyLocked merges add, a validated copy of PropertiesToModify, into m's

@@ -132,7 +132,7 @@ func TestDeferFetchAndReturn(t *testing.T) {
 	e.deferLocked(m)
 	require.Equal(t, store.Deferred, m.State())
 	require.Equal(t, store.Never, e.st.Next().At, "E7: deferred messages do not expire")
-	s := e.fetchDeferredLocked(m, &Receiver{e: e, q: store.Main}, now0())
+	s := e.fetchDeferredLocked(m, store.Main, PeekLock, now0(), now0()+int64(time.Minute), 0)
 	s.Release()
 	require.Equal(t, store.Deferred, s.State, "L14")
 	require.True(t, m.FromDeferral)

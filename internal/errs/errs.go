@@ -21,6 +21,8 @@ var (
 	ErrQuotaExceeded         = errors.New("quota exceeded")
 	ErrEntityDisabled        = errors.New("entity disabled")
 	ErrClosed                = errors.New("closed")
+	ErrStoreFailed           = errors.New("store failed")
+	ErrCorrupt               = errors.New("store corrupt")
 )
 
 // Errorf returns an error that wraps sentinel, naming the culprit first:

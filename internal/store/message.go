@@ -273,3 +273,7 @@ func mix64(x uint64) uint64 {
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	return x ^ x>>31
 }
+
+// Due returns the instant of the message's pending expiry, activation or
+// retry, or Never; a lock's end is LockedUntil.
+func (m *Message) Due() int64 { return m.due }

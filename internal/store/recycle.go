@@ -105,3 +105,7 @@ func (s *Snapshot) Release() {
 		recycle(m)
 	}
 }
+
+// Recycle gives m, which is in no store and which no snapshot reads, back
+// for reuse: a message a replayed log had on its way and then dropped.
+func Recycle(m *Message) { recycle(m) }

@@ -393,3 +393,46 @@ func (s *Store) Clear() {
 	s.quota.used.Add(-s.bytes)
 	*s = *New(s.quota, s.sessions != nil)
 }
+
+// Find returns the message of q with key k in state Available, Deferred,
+// Scheduled or Delayed, or nil; session names the session of a message of
+// a store kept by session. It serves the replay of a log, which names
+// messages by key.
+func (s *Store) Find(q Queue, k Key, session string) *Message {
+	if s.sessions != nil && q == Main {
+		if x := s.sessions.byID[session]; x != nil {
+			if it, ok := x.trees.avail.Get(keyItem(k)); ok {
+				return s.arena.at(it.slot)
+			}
+			if it, ok := x.trees.held.Get(keyItem(k)); ok {
+				return s.arena.at(it.slot)
+			}
+		}
+	}
+	return s.Get(q, k)
+}
+
+// Each calls fn for every message in the store, in no order. fn must not
+// change the store.
+func (s *Store) Each(fn func(*Message)) {
+	for _, m := range s.arena.msgs {
+		if m != nil {
+			fn(m)
+		}
+	}
+}
+
+// Restore adds m, which is in no store, to queue q under key k in state st
+// with the pending deadline due, as a snapshot recorded it: locked until
+// lockedUntil under a new token when st is Locked. k must be new in q.
+func (s *Store) Restore(m *Message, k Key, q Queue, st State, due, lockedUntil int64) {
+	if st != Locked {
+		s.Put(m, k, q, st, due)
+		return
+	}
+	s.Put(m, k, q, Available, Never)
+	s.Lock(m, lockedUntil)
+}
+
+// Holds reports whether m is in the store.
+func (s *Store) Holds(m *Message) bool { return m.slot != 0 && s.arena.lookup(m.slot) == m }

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/minibus-go/minibus/internal/errs"
+)
+
+// A durable broker writes every transition to a Journal, a write-ahead log
+// (internal/wal), as one record appended while the lock of the entity it
+// changes is held, so that log order is state order. A record names its
+// entity and carries what the transition needs, its instant included; the
+// replay (replay.go) applies it through the same methods the live call used,
+// reading no clock. Each call, once it holds no lock, waits until the last
+// record appended is as durable as the journal promises (done), so nothing
+// it acknowledges or shows, a message it received or peeked included, can
+// be lost by a crash.
+//
+// What is not recorded: locks' renewals and tokens (locks do not outlast
+// the process, SEMANTICS L6), the receivers, the idle time of a read that
+// changes nothing in an entity without AutoDeleteOnIdle, and the pruning of
+// duplicate-detection histories, which the next catch-up repeats.
+
+// Journal is the write-ahead log a durable broker appends to.
+type Journal interface {
+	// Append adds a record and returns its log sequence number, without
+	// waiting for I/O; it copies rec.
+	Append(rec []byte) uint64
+	// Last returns the last log sequence number Append returned.
+	Last() uint64
+	// Wait returns once record lsn is as durable as the journal promises,
+	// or the journal's sticky error.
+	Wait(lsn uint64) error
+	// Snapshot has write store the state as of record lsn, so that the
+	// records up to lsn can go.
+	Snapshot(lsn uint64, write func(io.Writer) error) error
+}
+
+// recKind is the kind of a record: its first byte.
+type recKind uint8
+
+const (
+	recCreate recKind = iota + 1
+	recDelete
+	recUpdate
+	recRuleAdd
+	recRuleDelete
+	recSend
+	recCancel
+	recTake
+	recFetch
+	recSettle
+	recRemove
+	recDeadline
+	recHold
+	recRelease
+	recState
+	recTransfer
+	recTransferFailed
+	recTouch
+)
+
+var recNames = [...]string{
+	recCreate: "create", recDelete: "delete", recUpdate: "update", recRuleAdd: "add rule",
+	recRuleDelete: "delete rule", recSend: "send", recCancel: "cancel", recTake: "receive",
+	recFetch: "receive deferred", recSettle: "settle", recRemove: "remove", recDeadline: "deadline",
+	recHold: "accept session", recRelease: "release session", recState: "session state",
+	recTransfer: "forward", recTransferFailed: "forward failed", recTouch: "activity",
+}
+
+func (k recKind) String() string {
+	if int(k) < len(recNames) && recNames[k] != "" {
+		return recNames[k]
+	}
+	return fmt.Sprintf("record kind %d", uint8(k))
+}
+
+// What a recDeadline did (deadlineLocked).
+const (
+	dlLockEnd uint8 = iota
+	dlActivate
+	dlReady
+	dlExpire
+)
+
+// durability is a durable broker's journal state.
+type durability struct {
+	j Journal
+	// failed holds the first error of the journal: from then on every call
+	// fails with ErrStoreFailed.
+	failed atomic.Pointer[error]
+	// since counts the bytes appended since the last snapshot; compactAt is
+	// how many make the snapshotter take the next one (snapshot.go).
+	since     atomic.Int64
+	compactAt atomic.Int64
+	// compactAfter is the least growth between snapshots; lastSize is the
+	// last snapshot's size.
+	compactAfter int64
+	lastSize     int64
+	// The snapshotter (snapshot.go): kick wakes it, stop stops it, stopped
+	// is closed when it has; snapMu serializes snapshots.
+	kick          chan struct{}
+	stop, stopped chan struct{}
+	snapMu        sync.Mutex
+}
+
+// rec starts a record of kind k about e, whose lock is held: nil when the
+// broker keeps no journal (or is replaying one). Its header is the kind and
+// e's name, with its topic's name first for a subscription.
+func (e *Entity) rec(k recKind) *encoder {
+	if e.b.dur.j == nil {
+		return nil
+	}
+	enc := &e.jenc
+	enc.b = enc.b[:0]
+	enc.u8(uint8(k))
+	enc.entity(e)
+	return enc
+}
+
+// entity encodes e's name: a queue's or topic's, then "", or a
+// subscription's topic's, then its own.
+func (enc *encoder) entity(e *Entity) {
+	if e.topic != nil {
+		enc.str(e.topic.name)
+		enc.str(e.name)
+		return
+	}
+	enc.str(e.name)
+	enc.str("")
+}
+
+// commit appends the record enc, which rec started; nothing when enc is nil.
+func (e *Entity) commit(enc *encoder) {
+	if enc == nil {
+		return
+	}
+	e.b.appendRec(enc.b)
+	if cap(enc.b) > 1<<20 {
+		enc.b = nil // a large batch's buffer is not kept
+	}
+}
+
+// appendRec appends rec to the journal and wakes the snapshotter when the
+// log has grown enough.
+func (b *Broker) appendRec(rec []byte) {
+	b.dur.j.Append(rec)
+	if b.dur.kick != nil && b.dur.since.Add(int64(len(rec))) >= b.dur.compactAt.Load() {
+		select {
+		case b.dur.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// touchRecLocked records an activity at now that changes nothing else (a
+// peek, a receive that found nothing) when it matters: for an entity that
+// is deleted when idle (SEMANTICS A2).
+func (e *Entity) touchRecLocked(now int64) {
+	idle := e.cfg.AutoDeleteOnIdle != 0 || (e.topic != nil && e.topic.cfg.AutoDeleteOnIdle != 0)
+	if idle && e.lastActivity.Load() < now {
+		if enc := e.rec(recTouch); enc != nil {
+			enc.svar(now)
+			e.commit(enc)
+		}
+	}
+	e.touchLocked(now)
+}
+
+// done ends a call: it delivers what the call forwarded and its events, and
+// in a durable broker waits until every record appended so far is durable.
+// A journal error replaces a nil *err with ErrStoreFailed, and fails every
+// later call too.
+func (b *Broker) done(err *error) {
+	b.flush()
+	if b.dur.j == nil || *err != nil {
+		return
+	}
+	if werr := b.dur.j.Wait(b.dur.j.Last()); werr != nil {
+		*err = b.storeFailed(werr)
+	}
+}
+
+// storeFailed makes the broker failed with cause, if it was not, and
+// returns the error every call gets from now on.
+func (b *Broker) storeFailed(cause error) error {
+	err := fmt.Errorf("minibus: namespace: %w (%w)", errs.ErrStoreFailed, cause)
+	b.dur.failed.CompareAndSwap(nil, &err)
+	return *b.dur.failed.Load()
+}
+
+// errFailed returns the broker's store failure, nil if none.
+func (b *Broker) errFailed() error {
+	if p := b.dur.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}

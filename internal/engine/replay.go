@@ -1,0 +1,543 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// Recovery: a durable broker is rebuilt from its newest snapshot
+// (snapshot.go) and the records appended after it, each applied through the
+// methods the live call used (journal.go). While it replays, the broker
+// reads no clock, processes no deadline (the log holds the ones that came),
+// emits no event and appends nothing. Then every lock still open ends
+// (SEMANTICS L6), the catch-up runs at the clock's now, and what was on its
+// way to another entity is delivered.
+
+// replayState is what a replay needs beyond the broker's own state.
+type replayState struct {
+	// covered holds, per queue or topic (a topic with its subscriptions),
+	// the last record its snapshot covers: the replay skips those.
+	covered map[string]uint64
+	// locks finds locked messages by key: a record names a message by its
+	// key, and the store finds a locked one only by its token.
+	locks map[lockRef]*store.Message
+}
+
+type lockRef struct {
+	e *Entity
+	q store.Queue
+	k store.Key
+}
+
+// errDiverged is a record that does not fit the state it is applied to.
+var errDiverged = errors.New("the record does not fit the state")
+
+// Recovery is what Recover rebuilds a broker from.
+type Recovery struct {
+	// Journal is where the broker appends from now on.
+	Journal Journal
+	// Snapshot is the newest snapshot's contents, nil for none.
+	Snapshot []byte
+	// Replay calls fn with every record after the snapshot, in order, and
+	// stops at fn's first error.
+	Replay func(fn func(lsn uint64, rec []byte) error) error
+	// CompactAfter is the least the log grows between two snapshots.
+	CompactAfter int64
+}
+
+// Recover rebuilds the broker, new and unused, from r, then makes it
+// durable: every change from now on is appended to r.Journal. An error that
+// comes from the snapshot or a record wraps ErrCorrupt's cause as the
+// caller finds it (the engine says which record); the broker is then
+// unusable and must be closed.
+func (b *Broker) Recover(r Recovery) error {
+	b.replay = &replayState{covered: map[string]uint64{}, locks: map[lockRef]*store.Message{}}
+	on := b.events.on
+	b.events.on = false
+	if r.Snapshot != nil {
+		if err := b.restore(r.Snapshot); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	if err := r.Replay(b.apply); err != nil {
+		return err
+	}
+	b.replay = nil
+	b.events.on = on
+	b.dur.j = r.Journal
+	b.dur.kick = make(chan struct{}, 1)
+	b.dur.compactAfter = r.CompactAfter
+	b.dur.lastSize = int64(len(r.Snapshot))
+	b.dur.compactAt.Store(max(b.dur.lastSize, r.CompactAfter))
+	b.outbox.track = true
+	b.outbox.flying = make(map[*forward]struct{})
+	b.endLocks()
+	b.startSnapshots()
+	var err error
+	b.done(&err)
+	return err
+}
+
+// endLocks ends what the process that stopped held: automatic renewals,
+// then, after the catch-up to now, every lock and session lock still open
+// (SEMANTICS L6, SS5).
+func (b *Broker) endLocks() {
+	each := func(fn func(e *Entity)) {
+		for _, t := range b.all() {
+			t.mu.Lock()
+			fn(t)
+			subs := t.subs
+			t.mu.Unlock()
+			for _, s := range subs {
+				s.mu.Lock()
+				fn(s)
+				s.mu.Unlock()
+			}
+		}
+	}
+	each(func(e *Entity) {
+		e.st.Each(func(m *store.Message) { m.RenewUntil = 0 })
+		if e.sessions != nil {
+			for _, s := range e.sessions.byID {
+				s.renewUntil = 0
+			}
+		}
+		e.rescheduleLocked()
+	})
+	now := b.now()
+	each(func(e *Entity) {
+		if e.deleted.Load() {
+			return
+		}
+		if e.sessions != nil {
+			for _, s := range e.sessions.byID {
+				if s.holder != nil {
+					e.releaseSessionLocked(s, now, true)
+				}
+			}
+		}
+		var locked []*store.Message
+		e.st.Each(func(m *store.Message) {
+			if m.State() == store.Locked {
+				locked = append(locked, m)
+			}
+		})
+		for _, m := range locked {
+			e.lockLostLocked(m, now)
+		}
+		e.rescheduleLocked()
+	})
+}
+
+// apply applies one record of the log.
+func (b *Broker) apply(lsn uint64, rec []byte) error {
+	d := &decoder{b: rec}
+	k := recKind(d.u8())
+	name, sub := d.str(), d.str()
+	skip := lsn <= b.replay.covered[nameKey(name)]
+	var err error
+	switch {
+	case d.err != nil:
+		err = d.err
+	case k == recTransfer:
+		err = b.applyTransfer(d, name, sub, skip)
+	case skip:
+	case k == recCreate:
+		err = b.applyCreate(d, name, sub)
+	case k == recDelete:
+		err = b.applyDelete(d, name, sub)
+	default:
+		var e *Entity
+		if e, err = b.replayEntity(name, sub); err == nil {
+			e.mu.Lock()
+			err = e.apply(k, d)
+			e.mu.Unlock()
+		}
+	}
+	if err == nil {
+		err = d.err
+	}
+	if err != nil {
+		return fmt.Errorf("record %d (%v of %s): %w", lsn, k, pathOf(name, sub), err)
+	}
+	return nil
+}
+
+func pathOf(name, sub string) string {
+	if sub == "" {
+		return name
+	}
+	return name + "/Subscriptions/" + sub
+}
+
+// replayEntity finds the live entity a record names.
+func (b *Broker) replayEntity(name, sub string) (*Entity, error) {
+	b.mu.Lock()
+	e := b.lookupLocked(name)
+	b.mu.Unlock()
+	if e == nil {
+		return nil, errors.New("no such entity")
+	}
+	if sub == "" {
+		return e, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if i, ok := e.findSubLocked(sub); ok && !e.subs[i].deleted.Load() {
+		return e.subs[i], nil
+	}
+	return nil, errors.New("no such subscription")
+}
+
+func (b *Broker) applyCreate(d *decoder, name, sub string) error {
+	kind, c, at := Kind(d.u8()), d.config(), d.svar()
+	if sub == "" {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.lookupLocked(name) != nil {
+			return errDiverged
+		}
+		b.createLocked(kind, name, c, at)
+		return nil
+	}
+	n := d.uvar()
+	if d.err != nil || n > uint64(len(d.b)) {
+		return errShort
+	}
+	rules := make([]*Rule, n)
+	for i := range rules {
+		r, err := CompileRule(d.rule())
+		if err != nil {
+			return err
+		}
+		rules[i] = r
+	}
+	t, err := b.replayEntity(name, "")
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i, found := t.findSubLocked(sub); found && !t.subs[i].deleted.Load() {
+		return errDiverged
+	}
+	unlockAll(t.lockSubsLocked(at)) // drops deleted subscriptions
+	t.createSubLocked(sub, c, rules, at)
+	return nil
+}
+
+func (b *Broker) applyDelete(d *decoder, name, sub string) error {
+	at := d.svar()
+	e, err := b.replayEntity(name, sub)
+	if err != nil {
+		return err
+	}
+	if sub == "" {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		e.mu.Lock()
+		e.deleteLocked(at)
+		e.mu.Unlock()
+		delete(b.entities, nameKey(name))
+		return nil
+	}
+	t := e.topic
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e.mu.Lock()
+	e.deleteLocked(at)
+	e.mu.Unlock()
+	unlockAll(t.lockSubsLocked(at))
+	return nil
+}
+
+// applyTransfer applies a message's arrival from another entity: it leaves
+// the outbox whatever the snapshots cover, and enters its destination unless
+// the destination's snapshot has it.
+func (b *Broker) applyTransfer(d *decoder, name, sub string, skip bool) error {
+	fromName, fromSub, key, at := d.str(), d.str(), d.key(), d.svar()
+	if f := b.replay.unsend(fromName, fromSub, key, &b.outbox); f != nil {
+		store.Recycle(f.m)
+	}
+	if skip {
+		return nil
+	}
+	m := d.message()
+	if d.err != nil {
+		return d.err
+	}
+	e, err := b.replayEntity(name, sub)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if why := e.refusesLocked(m); why != "" {
+		return fmt.Errorf("%w: %s", errDiverged, why)
+	}
+	if why := e.acceptForwardLocked(m, at); why != "" {
+		return fmt.Errorf("%w: %s", errDiverged, why)
+	}
+	return nil
+}
+
+// unsend takes the message of entity (name, sub) with key k out of the
+// outbox; nil when it is not there.
+func (r *replayState) unsend(name, sub string, k store.Key, o *outbox) *forward {
+	key, subKey := nameKey(name), nameKey(sub)
+	for i, f := range o.waiting {
+		from := f.from
+		top, s := from, ""
+		if from.topic != nil {
+			top, s = from.topic, from.name
+		}
+		if f.key == k && nameKey(top.name) == key && nameKey(s) == subKey {
+			o.waiting = append(o.waiting[:i], o.waiting[i+1:]...)
+			o.n.Add(-1)
+			return f
+		}
+	}
+	return nil
+}
+
+// apply applies a record about e, whose lock is held.
+func (e *Entity) apply(k recKind, d *decoder) error {
+	switch k {
+	case recUpdate:
+		e.updateLocked(d.config(), d.svar())
+	case recRuleAdd:
+		r, err := CompileRule(d.rule())
+		if err != nil {
+			return err
+		}
+		if _, found := findRule(e.rules, r.Spec.Name); found || e.kind != KindSubscription {
+			return errDiverged
+		}
+		e.addRuleLocked(r, d.svar())
+	case recRuleDelete:
+		i, found := findRule(e.rules, d.str())
+		if !found {
+			return errDiverged
+		}
+		e.deleteRuleLocked(i, d.svar())
+	case recSend:
+		return e.applySend(d)
+	case recCancel:
+		return e.applyCancel(d)
+	case recTake, recFetch:
+		return e.applyTake(k, d)
+	case recSettle:
+		return e.applySettle(d)
+	case recRemove:
+		return e.applyRemove(d)
+	case recDeadline:
+		return e.applyDeadline(d)
+	case recHold, recRelease, recState:
+		return e.applySession(k, d)
+	case recTransferFailed:
+		return e.applyTransferFailed(d)
+	case recTouch:
+		e.touchLocked(d.svar())
+	default:
+		return fmt.Errorf("unknown record kind %d", uint8(k))
+	}
+	return nil
+}
+
+// count reads a count of items of at least one byte each.
+func (d *decoder) count() int {
+	n := d.uvar()
+	if n > uint64(len(d.b)) {
+		d.fail(errShort)
+		return 0
+	}
+	return int(n)
+}
+
+func (e *Entity) applySend(d *decoder) error {
+	at, n := d.svar(), d.count()
+	recs := make([]*store.Message, n)
+	for i := range recs {
+		recs[i] = d.message()
+	}
+	if d.err != nil {
+		return d.err
+	}
+	if err := e.sendLocked(recs, at, nil); err != nil {
+		return fmt.Errorf("%w: %w", errDiverged, err)
+	}
+	return nil
+}
+
+func (e *Entity) applyCancel(d *decoder) error {
+	at, n := d.svar(), d.count()
+	found := make([]*store.Message, n)
+	for i := range found {
+		m := e.st.Get(store.Main, store.Key{Seq: d.svar()})
+		if m == nil || m.State() != store.Scheduled {
+			return errDiverged
+		}
+		found[i] = m
+	}
+	e.cancelAllLocked(found, at)
+	return nil
+}
+
+// find returns the message of q with key k, not locked, or nil.
+func (e *Entity) find(q store.Queue, k store.Key, session string) *store.Message {
+	return e.st.Find(q, k, session)
+}
+
+// lockedReplay returns e's message of q with key k, locked, or nil.
+func (e *Entity) lockedReplay(q store.Queue, k store.Key) *store.Message {
+	ref := lockRef{e, q, k}
+	m := e.b.replay.locks[ref]
+	if m == nil || !e.st.Holds(m) || m.State() != store.Locked || m.Queue() != q || m.Key() != k {
+		return nil
+	}
+	delete(e.b.replay.locks, ref)
+	return m
+}
+
+func (e *Entity) noteLockReplay(m *store.Message) {
+	e.b.replay.locks[lockRef{e, m.Queue(), m.Key()}] = m
+}
+
+func (e *Entity) applyTake(k recKind, d *decoder) error {
+	q, mode, session := store.Queue(d.u8()), Mode(d.u8()), d.str()
+	at, until, n := d.svar(), d.svar(), d.count()
+	for range n {
+		m := e.find(q, d.key(), session)
+		if m == nil || d.err != nil {
+			return errDiverged
+		}
+		if k == recFetch {
+			if m.State() != store.Deferred {
+				return errDiverged
+			}
+			s := e.fetchDeferredLocked(m, q, mode, at, until, 0)
+			s.Release()
+		} else {
+			if m.State() != store.Available {
+				return errDiverged
+			}
+			if mode == PeekLock {
+				e.st.Lock(m, until)
+			}
+			e.deliveredLocked(m, q, mode, at, 0)
+			if mode == ReceiveAndDelete {
+				e.st.Remove(m)
+			}
+		}
+		if mode == PeekLock {
+			e.noteLockReplay(m)
+		}
+	}
+	if n > 0 && mode == PeekLock {
+		e.noteDueLocked(until)
+	}
+	e.touchLocked(at)
+	e.accessed = at
+	return nil
+}
+
+func (e *Entity) applySettle(d *decoder) error {
+	q, k, op := store.Queue(d.u8()), d.key(), Op(d.u8())
+	at, retry, props, reason, desc := d.svar(), d.svar(), d.props(), d.str(), d.str()
+	m := e.lockedReplay(q, k)
+	if m == nil || d.err != nil {
+		return errDiverged
+	}
+	if err := e.settleLocked(m, op, props, reason, desc, at, retry); err != nil {
+		return fmt.Errorf("%w: %w", errDiverged, err)
+	}
+	return nil
+}
+
+func (e *Entity) applyRemove(d *decoder) error {
+	q, session, at, n := store.Queue(d.u8()), d.str(), d.svar(), d.count()
+	doomed := make([]*store.Message, n)
+	for i := range doomed {
+		if doomed[i] = e.find(q, d.key(), session); doomed[i] == nil {
+			return errDiverged
+		}
+	}
+	e.removeLocked(doomed, q, at)
+	return nil
+}
+
+func (e *Entity) applyDeadline(d *decoder) error {
+	what, q, k, session, at := d.u8(), store.Queue(d.u8()), d.key(), d.str(), d.svar()
+	if d.err != nil {
+		return d.err
+	}
+	if what == dlLockEnd {
+		m := e.lockedReplay(q, k)
+		if m == nil {
+			return errDiverged
+		}
+		e.lockLostLocked(m, at)
+		return nil
+	}
+	m := e.find(q, k, session)
+	switch {
+	case m == nil:
+		return errDiverged
+	case what == dlActivate && m.State() == store.Scheduled:
+		e.activateLocked(m, at)
+	case what == dlReady && m.State() == store.Delayed:
+		e.readyLocked(m)
+	case what == dlExpire && m.State() != store.Scheduled:
+		e.expireLocked(m, at)
+	default:
+		return errDiverged
+	}
+	e.rescheduleLocked()
+	return nil
+}
+
+func (e *Entity) applySession(k recKind, d *decoder) error {
+	if e.sessions == nil {
+		return errDiverged
+	}
+	id := d.str()
+	s := e.sessions.byID[id]
+	switch k {
+	case recHold:
+		mode, at := Mode(d.u8()), d.svar()
+		if s != nil && s.holder != nil {
+			return errDiverged
+		}
+		e.holdLocked(id, mode, at)
+	case recRelease:
+		at, expired := d.svar(), d.boolean()
+		if s == nil || s.holder == nil {
+			return errDiverged
+		}
+		e.releaseSessionLocked(s, at, expired)
+	case recState:
+		state, at := d.bytes(), d.svar()
+		if s == nil || s.holder == nil {
+			return errDiverged
+		}
+		e.setStateLocked(s, state, at)
+	}
+	return nil
+}
+
+func (e *Entity) applyTransferFailed(d *decoder) error {
+	k, why := d.key(), d.str()
+	top, sub := e, ""
+	if e.topic != nil {
+		top, sub = e.topic, e.name
+	}
+	f := e.b.replay.unsend(top.name, sub, k, &e.b.outbox)
+	if f == nil {
+		return errDiverged
+	}
+	f.from = e
+	e.transferFailedLocked(f, why)
+	return nil
+}

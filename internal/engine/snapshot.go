@@ -1,0 +1,365 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	"github.com/minibus-go/minibus/internal/store"
+)
+
+// Snapshots let a durable broker's log be cut: a snapshot holds the state as
+// of a record L0, written unit by unit (a queue, or a topic with its
+// subscriptions), each under its locks, so that calls go on meanwhile. Each
+// unit also records the last record appended when it was read: the replay
+// skips that unit's records up to there, which its state has already, and
+// applies the rest (replay.go). The messages on their way from an entity to
+// another are saved with their source.
+//
+// The snapshotter takes one when the log has grown past the larger of the
+// last snapshot and Recovery.CompactAfter since the last one, so that the
+// directory holds about twice the live data plus a segment; Close takes one
+// when the log has grown past the last snapshot, so that the next Open
+// reads the shorter of the two.
+
+const snapVersion = 1
+
+// startSnapshots starts the snapshotter.
+func (b *Broker) startSnapshots() {
+	b.dur.stop = make(chan struct{})
+	b.dur.stopped = make(chan struct{})
+	go func() {
+		defer close(b.dur.stopped)
+		for {
+			select {
+			case <-b.dur.stop:
+				return
+			case <-b.dur.kick:
+				if err := b.Snapshot(); err != nil {
+					b.log.Error("minibus: snapshot failed", "err", err)
+				}
+			}
+		}
+	}()
+}
+
+// stopSnapshots stops the snapshotter and, when the log has grown past the
+// last snapshot, takes a last one. The broker is closed: nothing changes.
+func (b *Broker) stopSnapshots() {
+	if b.dur.j == nil || b.dur.stop == nil {
+		return
+	}
+	close(b.dur.stop)
+	<-b.dur.stopped
+	if b.errFailed() == nil && b.dur.since.Load() > b.dur.lastSize {
+		if err := b.Snapshot(); err != nil {
+			b.log.Error("minibus: snapshot failed", "err", err)
+		}
+	}
+}
+
+// CatchUpSnapshots takes the snapshot the log's growth calls for, if any,
+// at once.
+func (b *Broker) CatchUpSnapshots() {
+	if b.dur.j != nil && b.dur.since.Load() >= b.dur.compactAt.Load() {
+		if err := b.Snapshot(); err != nil {
+			b.log.Error("minibus: snapshot failed", "err", err)
+		}
+	}
+}
+
+// Snapshot writes a snapshot of a durable broker, so that its log can be
+// cut. A failure to write it fails the broker.
+func (b *Broker) Snapshot() error {
+	b.dur.snapMu.Lock()
+	defer b.dur.snapMu.Unlock()
+	j := b.dur.j
+	grown := b.dur.since.Load()
+	l0 := j.Last()
+	var names []string
+	b.mu.Lock()
+	for k := range b.entities {
+		names = append(names, k)
+	}
+	b.mu.Unlock()
+	slices.Sort(names)
+	var size int64
+	err := j.Snapshot(l0, func(w io.Writer) error {
+		sw := &snapWriter{w: w}
+		sw.u8(snapVersion)
+		for _, name := range names {
+			b.snapshotUnit(sw, name)
+			sw.flush(0)
+		}
+		sw.u8(0)
+		sw.flush(0)
+		size = sw.n
+		return sw.err
+	})
+	if err != nil {
+		return err
+	}
+	b.dur.since.Add(-grown)
+	b.dur.lastSize = size
+	b.dur.compactAt.Store(max(size, b.dur.compactAfter))
+	return nil
+}
+
+// snapWriter is an encoder that writes itself out whenever it holds more
+// than a chunk, remembering the first error.
+type snapWriter struct {
+	encoder
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (w *snapWriter) flush(over int) {
+	if len(w.b) <= over {
+		return
+	}
+	if w.err == nil {
+		_, w.err = w.w.Write(w.b)
+	}
+	w.n += int64(len(w.b))
+	w.b = w.b[:0]
+}
+
+const snapChunk = 1 << 20
+
+// snapshotUnit writes the unit of the queue or topic named name (its lower
+// case): its state and the last record it covers.
+func (b *Broker) snapshotUnit(w *snapWriter, name string) {
+	for {
+		b.mu.Lock()
+		e := b.lookupLocked(name)
+		if e == nil {
+			lsn := b.dur.j.Last() // b.mu orders it with every Create
+			b.mu.Unlock()
+			w.u8(1)
+			w.str(name)
+			w.uvar(lsn)
+			w.boolean(false)
+			return
+		}
+		e.mu.Lock()
+		b.mu.Unlock()
+		if e.deleted.Load() {
+			e.mu.Unlock()
+			continue // deleted meanwhile: look again
+		}
+		subs := e.subs
+		for _, s := range subs {
+			s.mu.Lock()
+		}
+		w.u8(1)
+		w.str(name)
+		w.uvar(b.dur.j.Last())
+		w.boolean(true)
+		e.snapshotLocked(w)
+		w.uvar(uint64(len(subs)))
+		for _, s := range subs {
+			s.snapshotLocked(w)
+		}
+		unlockAll(subs)
+		e.mu.Unlock()
+		return
+	}
+}
+
+// snapshotLocked writes e: what it is, its times and numbers, its
+// duplicate-detection history, sessions, messages, messages on their way
+// elsewhere, and a subscription's rules.
+func (e *Entity) snapshotLocked(w *snapWriter) {
+	w.boolean(!e.deleted.Load())
+	w.u8(uint8(e.kind))
+	w.str(e.name)
+	w.config(e.cfg)
+	for _, v := range [...]int64{e.created, e.updated, e.accessed, e.lastActivity.Load(), e.lastActivation, e.seq} {
+		w.svar(v)
+	}
+	if h := e.dups; h != nil {
+		for _, x := range h.order[h.head:] {
+			if h.until[x.id] == x.until {
+				w.u8(1)
+				w.str(x.id)
+				w.svar(x.until)
+			}
+		}
+	}
+	w.u8(0)
+	if e.sessions != nil {
+		for _, s := range e.sessions.byID {
+			w.u8(1)
+			w.str(s.id)
+			w.bytes(s.state)
+			w.boolean(s.holder != nil)
+			if s.holder != nil {
+				w.u8(uint8(s.holder.mode))
+				w.svar(s.acceptedAt)
+				w.svar(s.lockedUntil)
+			}
+		}
+	}
+	w.u8(0)
+	e.st.Each(func(m *store.Message) {
+		w.u8(1)
+		w.u8(uint8(m.Queue()))
+		w.key(m.Key())
+		w.u8(uint8(m.State()))
+		w.svar(m.Due())
+		w.svar(m.LockedUntil())
+		w.message(m)
+		w.flush(snapChunk)
+	})
+	w.u8(0)
+	o := &e.b.outbox
+	o.mu.Lock()
+	for _, f := range o.waiting {
+		e.snapshotForward(w, f)
+	}
+	for f := range o.flying {
+		e.snapshotForward(w, f)
+	}
+	o.mu.Unlock()
+	w.u8(0)
+	if e.kind == KindSubscription {
+		w.uvar(uint64(len(e.rules)))
+		for _, r := range e.rules {
+			w.rule(r.Spec)
+		}
+	}
+}
+
+// snapshotForward writes f when it left e.
+func (e *Entity) snapshotForward(w *snapWriter, f *forward) {
+	if f.from != e {
+		return
+	}
+	w.u8(1)
+	w.key(f.key)
+	w.str(f.to)
+	w.svar(f.at)
+	w.uvar(f.order)
+	w.message(f.m)
+}
+
+// restore loads a snapshot into the broker, new and replaying.
+func (b *Broker) restore(snap []byte) error {
+	d := &decoder{b: snap}
+	if v := d.u8(); v != snapVersion {
+		return fmt.Errorf("unknown snapshot version %d", v)
+	}
+	var fwd []*forward
+	for d.u8() == 1 && d.err == nil {
+		name, lsn := d.str(), d.uvar()
+		b.replay.covered[name] = lsn
+		if !d.boolean() {
+			continue
+		}
+		t, err := b.restoreEntity(d, nil, &fwd)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		b.entities[nameKey(t.name)] = t
+		n := d.count()
+		for range n {
+			s, err := b.restoreEntity(d, t, &fwd)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if !s.deleted.Load() {
+				t.subs = append(t.subs, s)
+			}
+		}
+		sort.Slice(t.subs, func(i, j int) bool { return nameKey(t.subs[i].name) < nameKey(t.subs[j].name) })
+	}
+	if d.err != nil {
+		return d.err
+	}
+	if len(d.b) != 0 {
+		return errors.New("bytes after the end")
+	}
+	sort.Slice(fwd, func(i, j int) bool { return fwd[i].order < fwd[j].order })
+	for _, f := range fwd {
+		b.outbox.push(*f)
+	}
+	return nil
+}
+
+// restoreEntity reads an entity that snapshotLocked wrote; topic is a
+// subscription's topic, already restored.
+func (b *Broker) restoreEntity(d *decoder, topic *Entity, fwd *[]*forward) (*Entity, error) {
+	live, kind, name, c := d.boolean(), Kind(d.u8()), d.str(), d.config()
+	var v [6]int64
+	for i := range v {
+		v[i] = d.svar()
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if (topic != nil) != (kind == KindSubscription) {
+		return nil, errDiverged
+	}
+	e := newEntity(b, kind, name, topic, c, v[0])
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.updated, e.accessed, e.lastActivation, e.seq = v[1], v[2], v[4], v[5]
+	e.lastActivity.Store(v[3])
+	e.deleted.Store(!live)
+	for d.u8() == 1 && d.err == nil {
+		if e.dups == nil {
+			return nil, errDiverged
+		}
+		e.dups.add(d.str(), d.svar())
+	}
+	for d.u8() == 1 && d.err == nil {
+		if e.sessions == nil {
+			return nil, errDiverged
+		}
+		s := &session{id: d.str(), state: d.bytes()}
+		e.sessions.byID[s.id] = s
+		if d.boolean() {
+			s.holder = &Receiver{e: e, q: store.Main, mode: Mode(d.u8()), sess: s}
+			s.acceptedAt, s.lockedUntil = d.svar(), d.svar()
+			e.sessions.locks.ReplaceOrInsert(sessLock{s.lockedUntil, s.id})
+			e.st.Hold(s.id)
+		}
+	}
+	for d.u8() == 1 && d.err == nil {
+		q, k, st, due, until := store.Queue(d.u8()), d.key(), store.State(d.u8()), d.svar(), d.svar()
+		m := d.message()
+		if d.err != nil {
+			break
+		}
+		if e.st.Find(q, k, m.SessionID) != nil {
+			return nil, fmt.Errorf("%w: message %d twice", errDiverged, k.Seq)
+		}
+		e.st.Restore(m, k, q, st, due, until)
+		if st == store.Locked {
+			e.noteLockReplay(m)
+		}
+	}
+	for d.u8() == 1 && d.err == nil {
+		f := &forward{from: e, key: d.key(), to: d.str(), at: d.svar(), order: d.uvar()}
+		f.m = d.message()
+		*fwd = append(*fwd, f)
+	}
+	if kind == KindSubscription {
+		n := d.count()
+		for range n {
+			r, err := CompileRule(d.rule())
+			if err != nil {
+				return nil, err
+			}
+			e.rules = append(e.rules, r)
+		}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	e.rescheduleLocked()
+	return e, nil
+}
