@@ -47,6 +47,8 @@ func (j *memJournal) Last() uint64 {
 
 func (j *memJournal) Wait(uint64) error { return nil }
 
+func (j *memJournal) Sync(uint64) error { return nil }
+
 func (j *memJournal) Snapshot(lsn uint64, write func(io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := write(&buf); err != nil {

@@ -37,6 +37,9 @@ type Journal interface {
 	// Snapshot has write store the state as of record lsn, so that the
 	// records up to lsn can go.
 	Snapshot(lsn uint64, write func(io.Writer) error) error
+	// Sync returns once record lsn and those before it are on disk,
+	// whatever the journal's mode.
+	Sync(lsn uint64) error
 }
 
 // recKind is the kind of a record: its first byte.

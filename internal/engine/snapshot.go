@@ -96,7 +96,13 @@ func (b *Broker) Snapshot() error {
 		sw.u8(0)
 		sw.flush(0)
 		size = sw.n
-		return sw.err
+		if sw.err != nil {
+			return sw.err
+		}
+		// Each unit reflects the records up to the one it names, past l0:
+		// they must be on disk before the snapshot is, or a crash could
+		// lose them and the next records would reuse their numbers.
+		return j.Sync(j.Last())
 	})
 	if err != nil {
 		return err

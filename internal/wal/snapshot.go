@@ -39,6 +39,11 @@ func (l *Log) Snapshot(lsn uint64, write func(w io.Writer) error) error {
 	return l.compact(lsn)
 }
 
+// Sync returns once every record up to lsn is fsynced, whatever the mode.
+// A Snapshot's write calls it when what it writes reflects records past the
+// snapshot's LSN, so that the snapshot is never ahead of the log on disk.
+func (l *Log) Sync(lsn uint64) error { return l.syncTo(lsn) }
+
 // syncTo returns once every record up to lsn is fsynced.
 func (l *Log) syncTo(lsn uint64) error {
 	l.mu.Lock()
