@@ -240,3 +240,319 @@ func TestF2_UpdateStartsForwarding(t *testing.T) {
 	require.Equal(t, []string{"a", "b"}, bodies(e.receive(e.receiver(dest, nil), 2)))
 	require.True(t, strings.HasPrefix(q.Properties().ForwardTo, "dest"))
 }
+
+// F1 for subscriptions and updates: a session-enabled subscription cannot
+// forward but may forward its dead letters; ForwardDeadLetteredMessagesTo
+// may not name the entity itself; an update naming a missing entity is
+// ErrNotFound, one making a session-enabled queue forward
+// ErrInvalidArgument.
+func TestF1_ForwardTargetsMore(t *testing.T) {
+	e := newEnv(t)
+	e.queue("dest", nil)
+	top := e.topic("t", nil)
+	_, err := top.CreateSubscription("s", &minibus.SubscriptionProperties{RequiresSession: true, ForwardTo: "dest"})
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "cannot forward")
+	_, err = top.CreateSubscription("s", &minibus.SubscriptionProperties{RequiresSession: true, ForwardDeadLetteredMessagesTo: "dest"})
+	require.NoError(t, err)
+	_, err = top.CreateSubscription("s2", &minibus.SubscriptionProperties{ForwardDeadLetteredMessagesTo: "nope"})
+	requireSentinel(t, err, minibus.ErrNotFound, `ForwardDeadLetteredMessagesTo "nope"`)
+	_, err = top.UpdateSubscription("s", minibus.SubscriptionProperties{RequiresSession: true, ForwardTo: "dest"})
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "cannot forward")
+	_, err = e.ns.CreateQueue("q", &minibus.QueueProperties{ForwardDeadLetteredMessagesTo: "Q"})
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "names the entity itself")
+	_, err = e.ns.UpdateQueue("dest", minibus.QueueProperties{ForwardTo: "nope"})
+	requireSentinel(t, err, minibus.ErrNotFound, `ForwardTo "nope"`)
+	e.queue("sq", &minibus.QueueProperties{RequiresSession: true})
+	_, err = e.ns.UpdateQueue("sq", minibus.QueueProperties{RequiresSession: true, ForwardTo: "dest"})
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "cannot forward")
+	_, err = e.ns.CreateQueue("tq", &minibus.QueueProperties{ForwardTo: "t"})
+	require.NoError(t, err, "a topic is a destination")
+}
+
+// F2: DeliveryCount starts again in the destination. A message delivered
+// twice in its source, then dead-lettered there and sent on by
+// ForwardDeadLetteredMessagesTo, or abandoned after ForwardTo was set while
+// it was locked, reads DeliveryCount 1 at its first delivery there.
+func TestF2_DeliveryCountStartsAgain(t *testing.T) {
+	e := newEnv(t)
+	dest := e.queue("dest", nil)
+	q := e.queue("q", &minibus.QueueProperties{ForwardDeadLetteredMessagesTo: "dest", MaxDeliveryCount: 2})
+	e.send(q, "dl", "moved")
+	r := e.receiver(q, nil)
+	for range 2 {
+		for _, m := range e.receive(r, 2) {
+			require.NoError(t, r.AbandonMessage(e.ctx, m, nil))
+		}
+	}
+	// Both were delivered twice and abandoned: dead-lettered, forwarded.
+	dr := e.receiver(dest, nil)
+	got := e.receive(dr, 2)
+	require.Equal(t, []string{"dl", "moved"}, bodies(got))
+	for _, m := range got {
+		require.EqualValues(t, 1, m.DeliveryCount, "%s: a new enqueue in the destination", m.Body)
+		require.Equal(t, "MaxDeliveryCountExceeded", m.DeadLetterReason)
+		require.NoError(t, dr.CompleteMessage(e.ctx, m, nil))
+	}
+
+	q2 := e.queue("q2", nil)
+	e.send(q2, "late")
+	r2 := e.receiver(q2, nil)
+	m := e.receive(r2, 1)[0]
+	require.NoError(t, r2.AbandonMessage(e.ctx, m, nil))
+	m = e.receive(r2, 1)[0]
+	require.EqualValues(t, 2, m.DeliveryCount)
+	_, err := e.ns.UpdateQueue("q2", minibus.QueueProperties{ForwardTo: "dest"})
+	require.NoError(t, err)
+	require.NoError(t, r2.AbandonMessage(e.ctx, m, nil))
+	got = e.receive(dr, 1)
+	require.Equal(t, "late", string(got[0].Body))
+	require.EqualValues(t, 1, got[0].DeliveryCount)
+	require.EqualValues(t, 1, got[0].EnqueuedSequenceNumber)
+}
+
+// F2: EnqueuedSequenceNumber keeps the number the message got where it
+// entered, across hops whose entities number it differently, and across a
+// topic and its forwarding subscription.
+func TestF2_EnqueuedSequenceNumberAcrossHops(t *testing.T) {
+	e := newEnv(t)
+	q2 := e.queue("q2", nil)
+	q1 := e.queue("q1", &minibus.QueueProperties{ForwardTo: "q2"})
+	q0 := e.queue("q0", &minibus.QueueProperties{ForwardTo: "q1"})
+	e.send(q2, "x", "x", "x", "x", "x", "x", "x", "x", "x")
+	e.send(q1, "y", "y", "y", "y")
+	e.send(q0, "z", "m")
+	require.EqualValues(t, 15, q2.RuntimeProperties().ActiveMessageCount)
+	ms := e.receiveAll(e.receiver(q2, nil), 100)
+	require.Len(t, ms, 15)
+	m := ms[14]
+	require.Equal(t, "m", string(m.Body))
+	require.EqualValues(t, 15, m.SequenceNumber, "q2's number")
+	require.EqualValues(t, 2, m.EnqueuedSequenceNumber, "q0's number, not q1's (6)")
+	require.EqualValues(t, 4, ms[12].EnqueuedSequenceNumber, "the last y: q1's own number")
+
+	dest := e.queue("dest", nil)
+	top := e.topic("t", nil)
+	e.subscription(top, "s", &minibus.SubscriptionProperties{ForwardTo: "dest"})
+	src := e.queue("src", &minibus.QueueProperties{ForwardTo: "t"})
+	e.send(top, "direct", "direct")
+	e.send(src, "a", "b", "c")
+	got := e.receive(e.receiver(dest, nil), 5)
+	require.Equal(t, []int64{1, 2, 1, 2, 3}, []int64{got[0].EnqueuedSequenceNumber, got[1].EnqueuedSequenceNumber,
+		got[2].EnqueuedSequenceNumber, got[3].EnqueuedSequenceNumber, got[4].EnqueuedSequenceNumber},
+		"the topic's numbers, then src's, not the topic's (3, 4, 5)")
+}
+
+// F2, F3: a topic copying to its subscriptions is not a hop: a message
+// making four ForwardTo moves through a topic arrives; a fifth move would
+// leave a subscription, which keeps it in its dead-letter queue.
+func TestF2_F3_TopicCopyIsNotAHop(t *testing.T) {
+	e := newEnv(t)
+	end := e.queue("end", nil)
+	e.queue("q3", &minibus.QueueProperties{ForwardTo: "end"})
+	e.queue("q2", &minibus.QueueProperties{ForwardTo: "q3"})
+	top := e.topic("t", nil)
+	e.subscription(top, "s", &minibus.SubscriptionProperties{ForwardTo: "q2"})
+	q0 := e.queue("q0", &minibus.QueueProperties{ForwardTo: "t"})
+	// q0 -> t (1), t copies to s (no hop), s -> q2 (2), q2 -> q3 (3), q3 -> end (4).
+	e.send(q0, "m")
+	require.Equal(t, []string{"m"}, bodies(e.receive(e.receiver(end, nil), 1)))
+
+	last := e.queue("last", nil)
+	top2 := e.topic("t2", nil)
+	sub := e.subscription(top2, "s", &minibus.SubscriptionProperties{ForwardTo: "last"})
+	e.queue("p3", &minibus.QueueProperties{ForwardTo: "t2"})
+	e.queue("p2", &minibus.QueueProperties{ForwardTo: "p3"})
+	e.queue("p1", &minibus.QueueProperties{ForwardTo: "p2"})
+	p0 := e.queue("p0", &minibus.QueueProperties{ForwardTo: "p1"})
+	// p0 -> p1 -> p2 -> p3 -> t2: four hops; s -> last would be the fifth.
+	e.send(p0, "m")
+	require.Zero(t, last.RuntimeProperties().TotalMessageCount)
+	rp := sub.RuntimeProperties()
+	require.EqualValues(t, 1, rp.DeadLetterMessageCount)
+	require.Zero(t, rp.ActiveMessageCount)
+	d := e.receive(e.receiver(sub, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueDeadLetter}), 1)[0]
+	require.Equal(t, "MaxTransferHopCountExceeded", d.DeadLetterReason)
+}
+
+// F2: a forwarding subscription's main queue cannot be received from; its
+// dead-letter and transfer dead-letter queues can; it counts nothing as
+// active.
+func TestF2_ForwardingSubscriptionNotReceivable(t *testing.T) {
+	e := newEnv(t)
+	e.queue("dest", nil)
+	top := e.topic("t", nil)
+	sub := e.subscription(top, "s", &minibus.SubscriptionProperties{ForwardTo: "dest"})
+	_, err := sub.NewReceiver(nil)
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "forwards its messages")
+	e.receiver(sub, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueDeadLetter})
+	e.receiver(sub, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueTransfer})
+	e.send(top, "a")
+	require.Zero(t, sub.RuntimeProperties().TotalMessageCount)
+}
+
+// F3 with a subscription as the source: each cause of a transfer failure
+// sends the copy to the subscription's transfer dead-letter queue.
+func TestF3_TransferDeadLetterFromSubscription(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		dest  minibus.QueueProperties
+		msg   minibus.Message
+		after func(e *env)
+		why   string
+	}{
+		{name: "gone", after: func(e *env) { require.NoError(t, e.ns.DeleteQueue("dest")) }, why: "does not exist"},
+		{name: "disabled", dest: minibus.QueueProperties{Status: minibus.EntityStatusDisabled}, why: "Disabled"},
+		{name: "send-disabled", dest: minibus.QueueProperties{Status: minibus.EntityStatusSendDisabled}, why: "SendDisabled"},
+		{name: "full", dest: minibus.QueueProperties{MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1024},
+			msg: minibus.Message{Body: make([]byte, 600<<10)}, after: func(e *env) {
+				q, err := e.ns.Queue("dest")
+				require.NoError(t, err)
+				require.NoError(t, q.SendMessage(e.ctx, &minibus.Message{Body: make([]byte, 600<<10)}, nil))
+			}, why: "full"},
+		{name: "session", dest: minibus.QueueProperties{RequiresSession: true}, why: "requires a SessionID"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.queue("dest", &c.dest)
+			top := e.topic("t", &minibus.TopicProperties{MaxMessageSizeInKilobytes: 1024})
+			sub := e.subscription(top, "s", &minibus.SubscriptionProperties{ForwardTo: "dest"})
+			if c.after != nil {
+				c.after(e)
+			}
+			msg := c.msg
+			msg.MessageID = "m"
+			require.NoError(t, top.SendMessage(e.ctx, &msg, nil))
+			rp := sub.RuntimeProperties()
+			require.EqualValues(t, 1, rp.TransferDeadLetterMessageCount)
+			require.EqualValues(t, 1, rp.TotalMessageCount)
+			d := e.receive(e.receiver(sub, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueTransfer}), 1)[0]
+			require.Equal(t, "m", d.MessageID)
+			require.Equal(t, "TransferFailed", d.DeadLetterReason)
+			require.Contains(t, d.DeadLetterErrorDescription, c.why)
+		})
+	}
+}
+
+// F3, D4: a dead letter that cannot be forwarded (its destination is gone)
+// goes to the source's transfer dead-letter queue, keeping its
+// DeadLetterSource.
+func TestF3_DeadLetterForwardFails(t *testing.T) {
+	e := newEnv(t)
+	e.queue("dead", nil)
+	q := e.queue("q", &minibus.QueueProperties{ForwardDeadLetteredMessagesTo: "dead"})
+	require.NoError(t, e.ns.DeleteQueue("dead"))
+	e.send(q, "a")
+	r := e.receiver(q, nil)
+	require.NoError(t, r.DeadLetterMessage(e.ctx, e.receive(r, 1)[0], &minibus.DeadLetterOptions{Reason: "bad"}))
+	rp := q.RuntimeProperties()
+	require.Zero(t, rp.DeadLetterMessageCount)
+	require.EqualValues(t, 1, rp.TransferDeadLetterMessageCount)
+	d := e.receive(e.receiver(q, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueTransfer}), 1)[0]
+	require.Equal(t, "a", string(d.Body))
+	require.Equal(t, "TransferFailed", d.DeadLetterReason)
+	require.Contains(t, d.DeadLetterErrorDescription, "does not exist")
+	require.Equal(t, "q", d.DeadLetterSource)
+}
+
+// D4 for session-enabled entities, whose dead-letter queues have no
+// sessions: a session queue's explicit dead letters and those of a session
+// lock's expiry past MaxDeliveryCount, and a session subscription's
+// messages without SessionID (SS1), go to ForwardDeadLetteredMessagesTo with
+// DeadLetterSource and their SessionID. To a session-enabled destination, a
+// dead letter without SessionID goes to the transfer dead-letter queue
+// (F3).
+func TestD4_SessionEntityDeadLetters(t *testing.T) {
+	e := newEnv(t)
+	dead := e.queue("dead", nil)
+	sq := e.queue("sq", &minibus.QueueProperties{RequiresSession: true, MaxDeliveryCount: 1, LockDuration: 10 * time.Second,
+		ForwardDeadLetteredMessagesTo: "dead"})
+	e.sendSession(sq, "a", "explicit", "expired")
+	s := e.accept(sq, "a")
+	ms := e.receiveSession(s, 2)
+	require.NoError(t, s.DeadLetterMessage(e.ctx, ms[0], &minibus.DeadLetterOptions{Reason: "bad"}))
+	e.mock.Add(10 * time.Second) // the session lock ends: "expired" had its one delivery
+
+	top := e.topic("t", nil)
+	sub := e.subscription(top, "s", &minibus.SubscriptionProperties{RequiresSession: true, ForwardDeadLetteredMessagesTo: "dead"})
+	require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{Body: []byte("no session")}, nil))
+
+	require.Zero(t, sq.RuntimeProperties().TotalMessageCount)
+	require.Zero(t, sub.RuntimeProperties().TotalMessageCount)
+	got := e.receive(e.receiver(dead, nil), 3)
+	require.Equal(t, []string{"explicit", "expired", "no session"}, bodies(got))
+	require.Equal(t, []string{"sq", "sq", "t/Subscriptions/s"}, []string{got[0].DeadLetterSource, got[1].DeadLetterSource, got[2].DeadLetterSource})
+	require.Equal(t, []string{"bad", "MaxDeliveryCountExceeded", "Session id is null."},
+		[]string{got[0].DeadLetterReason, got[1].DeadLetterReason, got[2].DeadLetterReason})
+	require.Equal(t, []string{"a", "a", ""}, []string{got[0].SessionID, got[1].SessionID, got[2].SessionID})
+
+	e.queue("sdead", &minibus.QueueProperties{RequiresSession: true})
+	sub2 := e.subscription(top, "s2", &minibus.SubscriptionProperties{RequiresSession: true, ForwardDeadLetteredMessagesTo: "sdead"})
+	require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{Body: []byte("lost?")}, nil))
+	rp := sub2.RuntimeProperties()
+	require.EqualValues(t, 1, rp.TransferDeadLetterMessageCount, "nothing is lost")
+	d := e.receive(e.receiver(sub2, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueTransfer}), 1)[0]
+	require.Equal(t, "TransferFailed", d.DeadLetterReason)
+	require.Contains(t, d.DeadLetterErrorDescription, "requires a SessionID")
+	require.Equal(t, "t/Subscriptions/s2", d.DeadLetterSource)
+}
+
+// D4, F2, F3: forwarding a dead letter is not a hop. A message that made
+// three ForwardTo moves and is dead-lettered where it stopped goes on to
+// ForwardDeadLetteredMessagesTo, whose ForwardTo is then its fourth hop.
+func TestD4_DeadLetterForwardIsNotAHop(t *testing.T) {
+	e := newEnv(t)
+	y := e.queue("y", nil)
+	e.queue("x", &minibus.QueueProperties{ForwardTo: "y"})
+	q3 := e.queue("q3", &minibus.QueueProperties{ForwardDeadLetteredMessagesTo: "x"})
+	e.queue("q2", &minibus.QueueProperties{ForwardTo: "q3"})
+	e.queue("q1", &minibus.QueueProperties{ForwardTo: "q2"})
+	q0 := e.queue("q0", &minibus.QueueProperties{ForwardTo: "q1"})
+	e.send(q0, "m")
+	r := e.receiver(q3, nil)
+	require.NoError(t, r.DeadLetterMessage(e.ctx, e.receive(r, 1)[0], &minibus.DeadLetterOptions{Reason: "bad"}))
+	got := e.receive(e.receiver(y, nil), 1)[0]
+	require.Equal(t, "m", string(got.Body))
+	require.Equal(t, "q3", got.DeadLetterSource)
+	require.Equal(t, "bad", got.DeadLetterReason)
+}
+
+// D4, R5: a copy dead-lettered because its filter failed goes to
+// ForwardDeadLetteredMessagesTo too.
+func TestD4_FilterFailureForwarded(t *testing.T) {
+	e := newEnv(t)
+	dead := e.queue("dead", nil)
+	top := e.topic("t", nil)
+	sub := e.subscription(top, "s", &minibus.SubscriptionProperties{
+		DeadLetteringOnFilterEvaluationExceptions: true, ForwardDeadLetteredMessagesTo: "dead",
+		DefaultRule: &minibus.RuleProperties{Filter: minibus.SQLFilter{Expression: "n + 1 = 2"}},
+	})
+	require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{Body: []byte("bad"), ApplicationProperties: map[string]any{"n": "text"}}, nil))
+	require.Zero(t, sub.RuntimeProperties().TotalMessageCount)
+	d := e.receive(e.receiver(dead, nil), 1)[0]
+	require.Equal(t, "FilterEvaluationException", d.DeadLetterReason)
+	require.Equal(t, "t/Subscriptions/s", d.DeadLetterSource)
+}
+
+// A4 for subscriptions, and its end: a subscription that forwards is never
+// idle, beside one that is deleted at its idle deadline; a queue whose
+// ForwardTo is removed is idle AutoDeleteOnIdle after that update, not
+// before.
+func TestA4_ForwardingSubscriptionAndUpdate(t *testing.T) {
+	e := newEnv(t)
+	e.queue("dest", nil)
+	top := e.topic("t", nil)
+	e.subscription(top, "fwd", &minibus.SubscriptionProperties{ForwardTo: "dest", AutoDeleteOnIdle: 5 * time.Minute})
+	e.subscription(top, "idle", &minibus.SubscriptionProperties{AutoDeleteOnIdle: 5 * time.Minute})
+	e.queue("src", &minibus.QueueProperties{ForwardTo: "dest", AutoDeleteOnIdle: 5 * time.Minute})
+	e.advanceTo(5 * time.Minute)
+	require.Equal(t, []string{"fwd"}, top.Subscriptions())
+	e.advanceTo(time.Hour)
+	require.Equal(t, []string{"fwd"}, top.Subscriptions())
+	require.Equal(t, []string{"dest", "src"}, e.ns.Queues())
+	_, err := e.ns.UpdateQueue("src", minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
+	require.NoError(t, err)
+	e.advanceTo(time.Hour + 5*time.Minute - 1)
+	require.Equal(t, []string{"dest", "src"}, e.ns.Queues())
+	e.advanceTo(time.Hour + 5*time.Minute)
+	require.Equal(t, []string{"dest"}, e.ns.Queues())
+}

@@ -70,6 +70,26 @@ func (e *env) receiver(q interface {
 	return r
 }
 
+// msgReceiver is what a *minibus.Receiver and a *minibus.SessionReceiver
+// have in common: receiving, peeking and settling the messages of one
+// sub-queue, or of one session.
+type msgReceiver interface {
+	ReceiveMessages(context.Context, int, *minibus.ReceiveMessagesOptions) ([]*minibus.ReceivedMessage, error)
+	PeekMessages(context.Context, int, *minibus.PeekMessagesOptions) ([]*minibus.ReceivedMessage, error)
+	ReceiveDeferredMessages(context.Context, []int64, *minibus.ReceiveDeferredMessagesOptions) ([]*minibus.ReceivedMessage, error)
+	CompleteMessage(context.Context, *minibus.ReceivedMessage, *minibus.CompleteMessageOptions) error
+	AbandonMessage(context.Context, *minibus.ReceivedMessage, *minibus.AbandonMessageOptions) error
+	DeadLetterMessage(context.Context, *minibus.ReceivedMessage, *minibus.DeadLetterOptions) error
+	DeferMessage(context.Context, *minibus.ReceivedMessage, *minibus.DeferMessageOptions) error
+	RenewMessageLock(context.Context, *minibus.ReceivedMessage, *minibus.RenewMessageLockOptions) error
+	Close(context.Context) error
+}
+
+var (
+	_ msgReceiver = (*minibus.Receiver)(nil)
+	_ msgReceiver = (*minibus.SessionReceiver)(nil)
+)
+
 // sender is a queue or a topic.
 type sender interface {
 	SendMessages(context.Context, []*minibus.Message, *minibus.SendMessageOptions) error
@@ -86,7 +106,7 @@ func (e *env) send(s sender, bodies ...string) {
 }
 
 // receive receives exactly n messages, which must be available now.
-func (e *env) receive(r *minibus.Receiver, n int) []*minibus.ReceivedMessage {
+func (e *env) receive(r msgReceiver, n int) []*minibus.ReceivedMessage {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	defer cancel()
@@ -98,7 +118,7 @@ func (e *env) receive(r *minibus.Receiver, n int) []*minibus.ReceivedMessage {
 
 // receiveAll receives up to max messages that are available now; it fails
 // if none is.
-func (e *env) receiveAll(r *minibus.Receiver, max int) []*minibus.ReceivedMessage {
+func (e *env) receiveAll(r msgReceiver, max int) []*minibus.ReceivedMessage {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	defer cancel()
@@ -113,7 +133,7 @@ func (e *env) receiveAll(r *minibus.Receiver, max int) []*minibus.ReceivedMessag
 const absenceWait = 20 * time.Millisecond
 
 // requireNothing asserts that r has no receivable message now.
-func (e *env) requireNothing(r *minibus.Receiver) {
+func (e *env) requireNothing(r msgReceiver) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, absenceWait)
 	defer cancel()
@@ -123,7 +143,7 @@ func (e *env) requireNothing(r *minibus.Receiver) {
 }
 
 // peekAll peeks everything from sequence number 1.
-func (e *env) peekAll(r *minibus.Receiver) []*minibus.ReceivedMessage {
+func (e *env) peekAll(r msgReceiver) []*minibus.ReceivedMessage {
 	e.t.Helper()
 	msgs, err := r.PeekMessages(e.ctx, 1000, &minibus.PeekMessagesOptions{FromSequenceNumber: 1})
 	require.NoError(e.t, err)

@@ -86,3 +86,128 @@ func TestDD2_BrokerMadeIDs(t *testing.T) {
 	require.Len(t, ms[0].MessageID, 32)
 	require.NotEqual(t, ms[0].MessageID, ms[1].MessageID, "never duplicates of each other")
 }
+
+// DD1, T2: a scheduled message's MessageID counts from when it is
+// scheduled, not from its activation: a resend one nanosecond before
+// scheduling + window is dropped, one at that instant is new; the
+// scheduled message still activates. A schedule at or before now enqueues
+// at once and records the id then.
+func TestDD1_ScheduledIDsCountWhenScheduled(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", &minibus.QueueProperties{RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: time.Minute})
+	e.advanceTo(10 * time.Second)
+	nums, err := q.ScheduleMessages(e.ctx, []*minibus.Message{{MessageID: "s", Body: []byte("scheduled")}}, at(time.Hour), nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1}, nums)
+	e.advanceTo(10*time.Second + time.Minute - 1)
+	require.NoError(t, q.SendMessage(e.ctx, &minibus.Message{MessageID: "s", Body: []byte("early")}, nil))
+	rp := q.RuntimeProperties()
+	require.EqualValues(t, 1, rp.ScheduledMessageCount)
+	require.Zero(t, rp.ActiveMessageCount, "a duplicate of the scheduled message")
+	e.advanceTo(10*time.Second + time.Minute)
+	require.NoError(t, q.SendMessage(e.ctx, &minibus.Message{MessageID: "s", Body: []byte("late")}, nil))
+	require.EqualValues(t, 1, q.RuntimeProperties().ActiveMessageCount, "the window ended at scheduling + window")
+	e.advanceTo(time.Hour)
+	r := e.receiver(q, nil)
+	ms := e.receive(r, 2)
+	require.Equal(t, []string{"late", "scheduled"}, bodies(ms), "activation is not a send: no duplicate check")
+	require.Equal(t, []int64{2, 3}, seqs(ms))
+
+	nums, err = q.ScheduleMessages(e.ctx, []*minibus.Message{{MessageID: "p"}}, at(time.Minute), nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{4}, nums, "a past time enqueues at once")
+	require.NoError(t, q.SendMessage(e.ctx, &minibus.Message{MessageID: "p"}, nil))
+	require.EqualValues(t, 3, q.RuntimeProperties().ActiveMessageCount, "p recorded when enqueued")
+}
+
+// DD1 on a topic: a scheduled message's id counts when it is scheduled.
+func TestDD1_TopicScheduled(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", &minibus.TopicProperties{RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: time.Minute})
+	s := e.subscription(top, "s", nil)
+	_, err := top.ScheduleMessages(e.ctx, []*minibus.Message{{MessageID: "x"}}, at(time.Hour), nil)
+	require.NoError(t, err)
+	e.advanceTo(time.Minute - 1)
+	require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{MessageID: "x"}, nil))
+	require.Zero(t, s.RuntimeProperties().ActiveMessageCount, "dropped before any subscription")
+	e.advanceTo(time.Minute)
+	require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{MessageID: "x"}, nil))
+	require.EqualValues(t, 1, s.RuntimeProperties().ActiveMessageCount)
+	e.advanceTo(time.Hour)
+	require.EqualValues(t, 2, s.RuntimeProperties().ActiveMessageCount)
+}
+
+// DD1: in a large call (more than eight messages) a MessageID repeated
+// later is dropped as in a small one, taking no sequence number.
+func TestDD1_LargeBatch(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", &minibus.QueueProperties{RequiresDuplicateDetection: true})
+	ids := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "3", "9", "9", "0"}
+	msgs := make([]*minibus.Message, len(ids))
+	for i, id := range ids {
+		msgs[i] = &minibus.Message{MessageID: id, Body: []byte(id)}
+	}
+	require.NoError(t, q.SendMessages(e.ctx, msgs, nil))
+	ms := e.receiveAll(e.receiver(q, nil), 100)
+	require.Equal(t, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}, bodies(ms))
+	require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, seqs(ms))
+
+	for i, id := range ids {
+		msgs[i] = &minibus.Message{MessageID: "s" + id}
+	}
+	nums, err := q.ScheduleMessages(e.ctx, msgs, at(time.Hour), nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{11, 12, 13, 14, 15, 16, 17, 18, 19, 0, 20, 0, 0}, nums)
+}
+
+// DD1, V3: a batch the quota refuses as a whole records no id, on a queue
+// and on a topic.
+func TestDD1_QuotaRefusedBatchRecordsNothing(t *testing.T) {
+	e := newEnv(t)
+	big := func(id string) *minibus.Message {
+		return &minibus.Message{MessageID: id, Body: make([]byte, 600<<10)}
+	}
+	q := e.queue("q", &minibus.QueueProperties{RequiresDuplicateDetection: true, MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1024})
+	err := q.SendMessages(e.ctx, []*minibus.Message{big("a"), big("b")}, nil)
+	require.ErrorIs(t, err, minibus.ErrQuotaExceeded)
+	require.NoError(t, q.SendMessages(e.ctx, []*minibus.Message{{MessageID: "a"}, {MessageID: "b"}}, nil))
+	require.EqualValues(t, 2, q.RuntimeProperties().ActiveMessageCount)
+
+	top := e.topic("t", &minibus.TopicProperties{RequiresDuplicateDetection: true, MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1024})
+	s := e.subscription(top, "s", nil)
+	err = top.SendMessages(e.ctx, []*minibus.Message{big("a"), big("b")}, nil)
+	require.ErrorIs(t, err, minibus.ErrQuotaExceeded)
+	require.NoError(t, top.SendMessages(e.ctx, []*minibus.Message{{MessageID: "a"}, {MessageID: "b"}}, nil))
+	require.EqualValues(t, 2, s.RuntimeProperties().ActiveMessageCount)
+}
+
+// DD1, F2: a forwarded message is a new enqueue in its destination, under
+// the destination's duplicate detection: a MessageID it accepted within
+// its window is dropped there, and that is not a transfer failure.
+func TestDD1_ForwardedIntoDuplicateDetection(t *testing.T) {
+	e := newEnv(t)
+	dest := e.queue("dest", &minibus.QueueProperties{RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: time.Minute})
+	src := e.queue("src", &minibus.QueueProperties{ForwardTo: "dest"})
+	for range 2 {
+		require.NoError(t, src.SendMessage(e.ctx, &minibus.Message{MessageID: "x"}, nil))
+	}
+	require.NoError(t, dest.SendMessage(e.ctx, &minibus.Message{MessageID: "x"}, nil))
+	require.EqualValues(t, 1, dest.RuntimeProperties().ActiveMessageCount)
+	require.Zero(t, src.RuntimeProperties().TotalMessageCount, "dropped, not transfer-dead-lettered")
+	e.advanceTo(time.Minute)
+	require.NoError(t, src.SendMessage(e.ctx, &minibus.Message{MessageID: "x"}, nil))
+	require.EqualValues(t, 2, dest.RuntimeProperties().ActiveMessageCount, "the destination's window ended")
+}
+
+// DD2: without duplicate detection too, a message sent without MessageID
+// gets a random one; one sent with a MessageID keeps it.
+func TestDD2_BrokerMadeIDsWithoutDetection(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", nil)
+	require.NoError(t, q.SendMessages(e.ctx, []*minibus.Message{{}, {}, {MessageID: "mine"}}, nil))
+	ms := e.receive(e.receiver(q, nil), 3)
+	require.Len(t, ms[0].MessageID, 32)
+	require.Len(t, ms[1].MessageID, 32)
+	require.NotEqual(t, ms[0].MessageID, ms[1].MessageID)
+	require.Equal(t, "mine", ms[2].MessageID)
+}
