@@ -718,3 +718,30 @@ func TestSS8_RenewSessionLock(t *testing.T) {
 	e.mock.Add(1)
 	requireSentinel(t, s.RenewSessionLock(e.ctx, nil), minibus.ErrSessionLockLost, `session "a"`)
 }
+
+// SS5: closing a session receiver releases its locked messages without
+// counting a delivery, as in Azure, where a close does not increment the
+// delivery count and so cannot dead-letter: a message fetched from deferral
+// whose first delivery already reached MaxDeliveryCount returns to Deferred
+// with its DeliveryCount as before the fetch (L6's deferral rule).
+func TestSS5_CloseReturnsAFetchedDeferredMessageToDeferred(t *testing.T) {
+	e := newEnv(t)
+	q := e.sessionQueue("q", &minibus.QueueProperties{MaxDeliveryCount: 1})
+	e.sendSession(q, "a", "a0")
+	s := e.accept(q, "a")
+	m := e.receiveSession(s, 1)[0]
+	require.NoError(t, s.DeferMessage(e.ctx, m, nil))
+	d, err := s.ReceiveDeferredMessages(e.ctx, []int64{m.SequenceNumber}, nil)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, d[0].DeliveryCount)
+	require.NoError(t, s.Close(e.ctx))
+	rp := q.RuntimeProperties()
+	require.Zero(t, rp.DeadLetterMessageCount, "a close counts no delivery: no MaxDeliveryCount dead-lettering")
+	require.EqualValues(t, 1, rp.ActiveMessageCount)
+	s = e.accept(q, "a")
+	p, err := s.PeekMessages(e.ctx, 10, nil)
+	require.NoError(t, err)
+	require.Len(t, p, 1)
+	require.Equal(t, minibus.MessageStateDeferred, p[0].State)
+	require.EqualValues(t, 1, p[0].DeliveryCount)
+}
