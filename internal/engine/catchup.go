@@ -168,8 +168,15 @@ func (b *Broker) watchedNext() int64 {
 }
 
 // catchUp processes every deadline due at or before now, in time order
-// across entities (SEMANTICS T3).
+// across entities (SEMANTICS T3), then delivers the events, outside the
+// catch-up: an observer may wait for a call, which waits for a running
+// catch-up.
 func (b *Broker) catchUp(now int64) {
+	b.catchUpLocked(now)
+	b.deliverEvents()
+}
+
+func (b *Broker) catchUpLocked(now int64) {
 	s := &b.sched
 	s.catchMu.Lock()
 	s.running.Store(true)
@@ -193,7 +200,7 @@ func (b *Broker) catchUp(now int64) {
 		}
 		s.mu.Unlock()
 		it.e.catchUp(now)
-		b.flush()
+		b.flushForwards()
 	}
 }
 
