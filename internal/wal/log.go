@@ -111,7 +111,11 @@ type Log struct {
 	quit chan struct{} // closed by Close
 	done chan struct{} // closed when the flusher returns
 
-	// Owned by the flusher (and by Open before it starts).
+	// writeMu is held by whoever writes: the flusher goroutine, or a Wait
+	// that writes what is buffered itself rather than hand it over (a
+	// handover costs two goroutine switches). It guards what follows.
+	writeMu    sync.Mutex
+	stopped    bool // the flusher made its last flush: nobody writes any more
 	seg        segment
 	timer      *clock.Timer
 	timerArmed bool
@@ -250,6 +254,15 @@ func (l *Log) Wait(lsn uint64) error {
 		case l.closed:
 			return ErrClosed
 		}
+		if !l.closing && l.writeMu.TryLock() {
+			// Nobody is writing: write it ourselves, with whatever else is
+			// buffered (the leader of a group commit).
+			l.mu.Unlock()
+			l.flushLocked(false, false)
+			l.writeMu.Unlock()
+			l.mu.Lock()
+			continue
+		}
 		l.cond.Wait()
 	}
 }
@@ -315,21 +328,28 @@ func (l *Log) Close() error {
 func (l *Log) run() {
 	defer close(l.done)
 	for {
+		l.writeMu.Lock()
 		var fired <-chan time.Time
 		if l.timerArmed {
 			fired = l.timer.C
 		}
+		l.writeMu.Unlock()
 		select {
 		case <-l.kick:
 			l.flush(false, false)
 		case <-fired:
+			l.writeMu.Lock()
 			l.timerArmed = false
-			l.flush(true, false)
+			l.flushLocked(true, false)
+			l.writeMu.Unlock()
 		case <-l.quit:
+			l.writeMu.Lock()
 			if l.timer != nil {
 				l.timer.Stop()
 			}
-			l.flush(false, true)
+			l.flushLocked(false, true)
+			l.stopped = true
+			l.writeMu.Unlock()
 			return
 		}
 	}
@@ -338,10 +358,20 @@ func (l *Log) run() {
 // maxSpare is the largest buffer the flusher keeps for reuse.
 const maxSpare = 4 << 20
 
-// flush writes every frame appended so far, one write per segment, and
-// fsyncs if the mode, a Snapshot, the batch timer (syncNow) or Close
-// (final) wants it; then it wakes the waiters.
+// flush is flushLocked under writeMu.
 func (l *Log) flush(syncNow, final bool) {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.flushLocked(syncNow, final)
+}
+
+// flushLocked writes every frame appended so far, one write per segment,
+// and fsyncs if the mode, a Snapshot, the batch timer (syncNow) or Close
+// (final) wants it; then it wakes the waiters. writeMu is held.
+func (l *Log) flushLocked(syncNow, final bool) {
+	if l.stopped {
+		return
+	}
 	l.mu.Lock()
 	buf, ends, first := l.buf, l.ends, l.bufFirst
 	l.buf, l.ends = l.spareBuf[:0], l.spareEnds[:0]
@@ -386,6 +416,10 @@ func (l *Log) writeAndSync(buf []byte, ends []int, first uint64, wantSync bool) 
 	}
 	if l.o.Sync == SyncBatched && l.seg.dirty && !l.timerArmed {
 		l.armTimer()
+		select { // the flusher must see the new timer
+		case l.kick <- struct{}{}:
+		default:
+		}
 	}
 	return nil
 }
