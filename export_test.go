@@ -20,3 +20,6 @@ func WithCompactAfter(n int64) Option { return func(o *options) { o.store.compac
 // CatchUpSnapshots takes the snapshot the snapshotter is due to take, if
 // any, and returns when it is written.
 func CatchUpSnapshots(ns *Namespace) { ns.b.CatchUpSnapshots() }
+
+// Snapshot takes a snapshot of a durable namespace now.
+func Snapshot(ns *Namespace) { _ = ns.b.Snapshot() }

@@ -457,3 +457,44 @@ func crashTraffic(t *testing.T, ns *minibus.Namespace, q *minibus.Queue, fs *wal
 	wg.Wait()
 	return a, crashed
 }
+
+// A snapshot that cannot be written, or put in place, fails the namespace
+// as a failed log write does: nothing acknowledged is lost.
+func TestStoreFailedSnapshot(t *testing.T) {
+	for _, c := range []struct {
+		op   wal.Op
+		path string
+	}{{wal.OpOpen, ".snap"}, {wal.OpWrite, ".snap"}, {wal.OpRename, ".snap"}, {wal.OpSyncDir, ""}} {
+		t.Run(c.op.String(), func(t *testing.T) {
+			d := newDurableEnv(t)
+			q := d.queue("q", nil)
+			d.send(q, "kept")
+			d.fs.FailNext(c.op, c.path, errors.New("injected"))
+			minibus.Snapshot(d.ns)
+			err := q.SendMessage(d.ctx, &minibus.Message{Body: []byte("after")}, nil)
+			requireSentinel(t, err, minibus.ErrStoreFailed, "namespace")
+			_ = d.ns.Close()
+			d.open()
+			got := d.receiveAll(d.receiver(d.q("q"), nil), 10)
+			require.Equal(t, []string{"kept"}, bodies(got))
+		})
+	}
+}
+
+// A segment that cannot be created when the log rolls over fails the call
+// whose record needed it.
+func TestStoreFailedNewSegment(t *testing.T) {
+	d := newDurableEnv(t, minibus.WithSegmentSize(4<<10))
+	q := d.queue("q", nil)
+	d.fs.FailNext(wal.OpOpen, ".wal", errors.New("injected"))
+	body := make([]byte, 1024)
+	var err error
+	sent := 0
+	for ; sent < 20 && err == nil; sent++ {
+		err = q.SendMessage(d.ctx, &minibus.Message{Body: body}, nil)
+	}
+	requireSentinel(t, err, minibus.ErrStoreFailed, "namespace")
+	_ = d.ns.Close()
+	d.open()
+	require.EqualValues(t, sent-1, d.q("q").RuntimeProperties().ActiveMessageCount)
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/minibus-go/minibus"
+)
+
+// recoverOrders opens the namespace in dir and receives and completes every
+// order, writing what it gets to w.
+func recoverOrders(w io.Writer, dir string) error {
+	ctx := context.Background()
+	ns, err := minibus.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	q, err := ns.Queue("orders")
+	if err != nil {
+		return err
+	}
+	r, err := q.NewReceiver(nil)
+	if err != nil {
+		return err
+	}
+	defer r.Close(ctx)
+	msgs, err := r.ReceiveMessages(ctx, 10, &minibus.ReceiveMessagesOptions{NoWait: true})
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		fmt.Fprintf(w, "recovered %q: sequence number %d, delivery count %d\n", m.Body, m.SequenceNumber, m.DeliveryCount)
+		if err := r.CompleteMessage(ctx, m, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
