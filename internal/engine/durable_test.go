@@ -463,3 +463,61 @@ func sameDump(t require.TestingT, want, got string) {
 	t.Errorf("replayed state differs:\n%s", strings.Join(diff, "\n"))
 	t.FailNow()
 }
+
+// watchJournal is a memJournal that calls watch with each record before
+// appending it.
+type watchJournal struct {
+	memJournal
+	watch func(rec []byte)
+}
+
+func (j *watchJournal) Append(rec []byte) uint64 {
+	j.watch(rec)
+	return j.memJournal.Append(rec)
+}
+
+// TestJournalAppendsATopicSendBeforeTheSubscriptionsUnlock: a topic's
+// record of a send, or of a message forwarded to it, is appended while its
+// subscriptions are still locked. Otherwise a receive could take a copy and
+// append its record first: the replay would then receive a message not yet
+// sent, and a durable namespace could not be opened again.
+func TestJournalAppendsATopicSendBeforeTheSubscriptionsUnlock(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	var sub *Entity
+	var appended []string
+	j := &watchJournal{memJournal: memJournal{first: 1}}
+	j.watch = func(rec []byte) {
+		d := &decoder{b: rec}
+		k := recKind(d.u8())
+		if (k == recSend || k == recTransfer) && d.str() == "t" && d.str() == "" {
+			held := !sub.mu.TryLock()
+			if !held {
+				sub.mu.Unlock()
+			}
+			appended = append(appended, fmt.Sprintf("%v held=%v", k, held))
+		}
+	}
+	require.NoError(t, b.Recover(Recovery{Journal: j, Replay: func(func(uint64, []byte) error) error { return nil }, CompactAfter: 1 << 30}))
+	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64, DuplicateWindow: 10 * time.Minute}
+	top, err := b.Create(KindTopic, "t", base)
+	require.NoError(t, err)
+	all, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+	require.NoError(t, err)
+	sub, err = top.CreateSubscription("all", base, []*Rule{all})
+	require.NoError(t, err)
+	fwd := base
+	fwd.ForwardTo = "t"
+	q, err := b.Create(KindQueue, "fwd", fwd)
+	require.NoError(t, err)
+
+	ctx := context.Background()
+	_, err = top.Send(ctx, []*store.Message{store.NewMessage()}, store.Unset, false)
+	require.NoError(t, err)
+	_, err = q.Send(ctx, []*store.Message{store.NewMessage()}, store.Unset, false)
+	require.NoError(t, err)
+	require.Equal(t, []string{"send held=true", "forward held=true"}, appended)
+	replayed(t, mock, &j.memJournal).Close()
+}

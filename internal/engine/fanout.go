@@ -33,8 +33,12 @@ func isScheduled(m *store.Message, now int64) bool {
 // every subscription's copies of the others, checks the topic's quota
 // against the plan (V3), then applies it. A scheduled message counts as
 // the copies its subscriptions' rules would make now, or as itself when
-// that is more: it waits in the topic until it activates.
-func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64) error {
+// that is more: it waits in the topic until it activates. Once the batch
+// is accepted it appends enc, the call's record (nil: none), before it
+// unlocks the subscriptions: a receive of a copy, which a subscription's
+// lock orders after the copy's arrival, then comes after the send in the
+// log too, or the replay would take a message not yet sent.
+func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, enc *encoder) error {
 	subs := t.lockSubsLocked(now)
 	defer unlockAll(subs)
 	var plan []copyPlan
@@ -69,6 +73,7 @@ func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64) e
 		}
 	}
 	t.applyLocked(plan, now)
+	t.commit(enc)
 	return nil
 }
 

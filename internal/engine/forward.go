@@ -208,11 +208,10 @@ func (d *Entity) takeForwardLocked(f *forward) (why string) {
 		enc.svar(f.at)
 		enc.message(f.m)
 	}
-	if why := d.acceptForwardLocked(f.m, f.at); why != "" {
+	if why := d.acceptForwardLocked(f.m, f.at, enc); why != "" {
 		return why
 	}
 	d.b.outbox.landed(f)
-	d.commit(enc)
 	return ""
 }
 
@@ -232,19 +231,22 @@ func (d *Entity) refusesLocked(m *store.Message) string {
 }
 
 // acceptForwardLocked enqueues the forwarded message m in d at the instant
-// at it left its source, or says why d cannot take it: it is full.
-func (d *Entity) acceptForwardLocked(m *store.Message, at int64) (why string) {
+// at it left its source, or says why d cannot take it: it is full. Once m
+// is accepted it appends enc, the record of the forward (nil: none), as
+// sendLocked does.
+func (d *Entity) acceptForwardLocked(m *store.Message, at int64, enc *encoder) (why string) {
 	m.Deliveries = 0
 	m.FromDeferral = false
 	kept, ids := d.dedupLocked([]*store.Message{m}, at)
 	if len(kept) == 0 {
+		d.commit(enc)
 		return "" // a duplicate there: accepted and dropped (DD1)
 	}
 	var err error
 	if d.kind == KindTopic {
-		err = d.publishLocked(kept, at, nil)
-	} else {
-		err = d.acceptAllLocked(kept, at, nil)
+		err = d.publishLocked(kept, at, nil, enc)
+	} else if err = d.acceptAllLocked(kept, at, nil); err == nil {
+		d.commit(enc)
 	}
 	if err != nil {
 		return "it is full"

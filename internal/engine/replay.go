@@ -277,7 +277,7 @@ func (b *Broker) applyTransfer(d *decoder, name, sub string, skip bool) error {
 	if why := e.refusesLocked(m); why != "" {
 		return fmt.Errorf("%w: %s", errDiverged, why)
 	}
-	if why := e.acceptForwardLocked(m, at); why != "" {
+	if why := e.acceptForwardLocked(m, at, nil); why != "" {
 		return fmt.Errorf("%w: %s", errDiverged, why)
 	}
 	return nil
@@ -365,7 +365,7 @@ func (e *Entity) applySend(d *decoder) error {
 	if d.err != nil {
 		return d.err
 	}
-	if err := e.sendLocked(recs, at, nil); err != nil {
+	if err := e.sendLocked(recs, at, nil, nil); err != nil {
 		return fmt.Errorf("%w: %w", errDiverged, err)
 	}
 	return nil

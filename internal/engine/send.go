@@ -49,17 +49,18 @@ func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs
 	if seqs {
 		out = make([]int64, len(recs))
 	}
-	if err := e.sendLocked(recs, now, out); err != nil {
+	if err := e.sendLocked(recs, now, out, enc); err != nil {
 		return nil, err
 	}
-	e.commit(enc)
 	return out, nil
 }
 
 // sendLocked accepts recs, sent at now, all or none: duplicates dropped
 // (SEMANTICS DD1), the rest enqueued or scheduled, their sequence numbers
-// in seqs when it is not nil (0 for a duplicate).
-func (e *Entity) sendLocked(recs []*store.Message, now int64, seqs []int64) error {
+// in seqs when it is not nil (0 for a duplicate). Once they are accepted it
+// appends enc, the call's record (nil: none); for a topic before the
+// subscriptions are unlocked (publishLocked).
+func (e *Entity) sendLocked(recs []*store.Message, now int64, seqs []int64, enc *encoder) error {
 	kept, ids := e.dedupLocked(recs, now)
 	out := seqs
 	if seqs != nil && len(kept) < len(recs) {
@@ -67,9 +68,9 @@ func (e *Entity) sendLocked(recs []*store.Message, now int64, seqs []int64) erro
 	}
 	var err error
 	if e.kind == KindTopic {
-		err = e.publishLocked(kept, now, out)
-	} else {
-		err = e.acceptAllLocked(kept, now, out)
+		err = e.publishLocked(kept, now, out, enc)
+	} else if err = e.acceptAllLocked(kept, now, out); err == nil {
+		e.commit(enc)
 	}
 	if err != nil {
 		return err
