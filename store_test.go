@@ -203,6 +203,27 @@ func TestOpenSnapshotsKeepTheDirectorySmall(t *testing.T) {
 	require.EqualValues(t, 1000, rt.ActiveMessageCount)
 }
 
+// TestOpenSnapshotsAProcessThatNeverLivesLong: a process that crashes
+// before its log grows by CompactAfter still gets the log cut, by a later
+// Open that finds the log grown since the last snapshot; otherwise every
+// Open would replay more than the last.
+func TestOpenSnapshotsAProcessThatNeverLivesLong(t *testing.T) {
+	d := newDurableEnv(t, minibus.WithSegmentSize(64<<10), minibus.WithCompactAfter(64<<10))
+	d.queue("q", nil)
+	body := make([]byte, 1024)
+	for range 20 {
+		q := d.q("q")
+		for range 40 { // 40 KiB, less than CompactAfter
+			require.NoError(t, q.SendMessage(d.ctx, &minibus.Message{Body: body}, nil))
+		}
+		r := d.receiver(q, &minibus.ReceiverOptions{ReceiveMode: minibus.ReceiveModeReceiveAndDelete})
+		require.Len(t, d.receiveAll(r, 40), 40)
+		d.crash()
+		minibus.CatchUpSnapshots(d.ns) // what the snapshotter does soon after Open
+	}
+	require.Less(t, dirSize(t, d.fs, ddir), int64(4*64<<10), "a snapshot and a few segments, not 20 processes' logs")
+}
+
 func dirSize(t *testing.T, fs wal.FS, dir string) int64 {
 	names, err := fs.ReadDir(dir)
 	require.NoError(t, err)

@@ -61,7 +61,12 @@ func (b *Broker) Recover(r Recovery) error {
 			return fmt.Errorf("snapshot: %w", err)
 		}
 	}
-	if err := r.Replay(b.apply); err != nil {
+	var replayed int64 // the log's growth since the snapshot, which the next one cuts
+	err := r.Replay(func(lsn uint64, rec []byte) error {
+		replayed += int64(len(rec))
+		return b.apply(lsn, rec)
+	})
+	if err != nil {
 		return err
 	}
 	b.replay = nil
@@ -71,11 +76,20 @@ func (b *Broker) Recover(r Recovery) error {
 	b.dur.compactAfter = r.CompactAfter
 	b.dur.lastSize = int64(len(r.Snapshot))
 	b.dur.compactAt.Store(max(b.dur.lastSize, r.CompactAfter))
+	// A process that never lives long enough to grow the log by compactAt
+	// still gets it cut, by the next Open: the growth counts from the
+	// snapshot, not from this process's start.
+	b.dur.since.Store(replayed)
 	b.outbox.track = true
 	b.outbox.flying = make(map[*forward]struct{})
 	b.endLocks()
 	b.startSnapshots()
-	var err error
+	if b.dur.since.Load() >= b.dur.compactAt.Load() {
+		select {
+		case b.dur.kick <- struct{}{}:
+		default: // endLocks's records kicked it
+		}
+	}
 	b.done(&err)
 	return err
 }

@@ -20,7 +20,11 @@ import (
 //
 // The snapshotter takes one when the log has grown past the larger of the
 // last snapshot and Recovery.CompactAfter since the last one, so that the
-// directory holds about twice the live data plus a segment; Close takes one
+// directory holds about twice the live data plus a segment; the growth
+// counts from the snapshot, whatever the processes in between (Recover
+// counts the records it replays, and kicks the snapshotter when they are
+// enough, so that a process that crashes early every time still gets the
+// log cut and Open does not replay more each time); Close takes one
 // when the log has grown past the last snapshot, so that the next Open
 // reads the shorter of the two.
 
