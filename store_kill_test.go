@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -299,4 +300,98 @@ func newStoppedClock() *clock.Mock {
 	mock := clock.NewMock()
 	mock.Set(time.Now())
 	return mock
+}
+
+// TestKillPoisonMessageReachesTheDeadLetterQueue: a message that kills its
+// consumer every time, right after it is received, reaches the dead-letter
+// queue after MaxDeliveryCount restarts (SEMANTICS L6 at each Open). The
+// consumer is a child process: killed by the parent, or exiting by itself.
+func TestKillPoisonMessageReachesTheDeadLetterQueue(t *testing.T) {
+	if role := os.Getenv(killEnvRole); role != "" {
+		if role == "poison" {
+			runPoisonConsumer()
+		}
+		return
+	}
+	const maxDeliveries = 3
+	ctx := context.Background()
+	dir := t.TempDir()
+	ns, err := minibus.Open(dir, killOptions(minibus.SyncAlways)...)
+	require.NoError(t, err)
+	q, err := ns.CreateQueue("poison", &minibus.QueueProperties{MaxDeliveryCount: maxDeliveries, LockDuration: 5 * time.Minute})
+	require.NoError(t, err)
+	require.NoError(t, q.SendMessage(ctx, &minibus.Message{Body: []byte("poison")}, nil))
+	require.NoError(t, ns.Close())
+
+	for i := 1; i <= maxDeliveries; i++ {
+		p := startKillProc(t, "TestKillPoisonMessageReachesTheDeadLetterQueue", killEnvRole+"=poison", killEnvDir+"="+dir, killEnvCycle+"="+fmt.Sprint(i))
+		select {
+		case line := <-p.lines:
+			require.Equal(t, fmt.Sprintf("got poison %d", i), line, "delivery %d", i)
+		case <-time.After(killHung):
+			t.Fatalf("delivery %d: the consumer received nothing in %v", i, killHung)
+		}
+		if i%2 == 1 {
+			p.kill() // else it exits by itself
+		}
+		p.wait()
+		require.Error(t, p.err, "the consumer died")
+		require.Empty(t, p.stderr.String())
+
+		main, dead := peekPoison(t, dir)
+		if i < maxDeliveries {
+			require.Empty(t, dead, "delivery %d", i)
+			require.Len(t, main, 1, "delivery %d", i)
+			require.EqualValues(t, i, main[0].DeliveryCount, "L6: the lock ended at the kill, its delivery counted")
+			continue
+		}
+		require.Empty(t, main, "dead-lettered at the last Open")
+		require.Len(t, dead, 1)
+		require.Equal(t, minibus.DeadLetterReasonMaxDeliveryCountExceeded, dead[0].DeadLetterReason)
+		require.EqualValues(t, maxDeliveries, dead[0].DeliveryCount)
+		require.Equal(t, "poison", string(dead[0].Body))
+	}
+}
+
+// peekPoison opens dir and peeks queue poison and its dead-letter queue,
+// checking that RuntimeProperties count what it found.
+func peekPoison(t *testing.T, dir string) (main, dead []*minibus.ReceivedMessage) {
+	t.Helper()
+	ns, err := minibus.Open(dir, killOptions(minibus.SyncAlways)...)
+	require.NoError(t, err)
+	defer ns.Close()
+	q, err := ns.Queue("poison")
+	require.NoError(t, err)
+	for sub, msgs := range map[minibus.SubQueue]*[]*minibus.ReceivedMessage{minibus.SubQueueNone: &main, minibus.SubQueueDeadLetter: &dead} {
+		r, err := q.NewReceiver(&minibus.ReceiverOptions{SubQueue: sub})
+		require.NoError(t, err)
+		*msgs, err = peekKill(context.Background(), r)
+		require.NoError(t, err)
+	}
+	rt := q.RuntimeProperties()
+	require.Equal(t, [3]int64{int64(len(main)), int64(len(dead)), int64(len(main) + len(dead))},
+		[3]int64{rt.ActiveMessageCount, rt.DeadLetterMessageCount, rt.TotalMessageCount}, "active, dead-lettered, total")
+	return main, dead
+}
+
+// runPoisonConsumer is the child of
+// TestKillPoisonMessageReachesTheDeadLetterQueue: it receives the poison
+// message, says so, and dies with it: it waits to be killed, or, every
+// second time, exits at once.
+func runPoisonConsumer() {
+	time.AfterFunc(time.Minute, func() { os.Exit(2) })
+	ns, err := minibus.Open(os.Getenv(killEnvDir), killOptions(minibus.SyncAlways)...)
+	killMust(err, "open")
+	q, err := ns.Queue("poison")
+	killMust(err, "queue")
+	r, err := q.NewReceiver(nil)
+	killMust(err, "receiver")
+	msgs, err := r.ReceiveMessages(killCtx, 1, nil)
+	killMust(err, "receive")
+	killSay("got %s %d", msgs[0].Body, msgs[0].DeliveryCount)
+	if n, _ := strconv.Atoi(os.Getenv(killEnvCycle)); n%2 == 0 {
+		os.Exit(3)
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
 }
