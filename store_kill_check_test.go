@@ -270,15 +270,13 @@ func (m *killModel) applyBodies(kind, code string, fields []string) error {
 // sequence number.
 func (m *killModel) applySettled(kind, code, body string, seq int64) error {
 	it := m.item(code, body)
-	switch {
-	case it.seq != 0 && it.seq != seq && !(it.scheduled && seq > it.seq):
-		return fmt.Errorf("%s %s: sequence number %d, was %d", code, body, seq, it.seq)
-	case bodyCycle(body) == m.cycle && seq <= m.floor[numbering(code)]:
+	if bodyCycle(body) == m.cycle && seq <= m.floor[numbering(code)] {
 		return fmt.Errorf("%s %s: new message numbered %d, at or below %d given before the kill", code, body, seq, m.floor[numbering(code)])
 	}
-	it.scheduled = kind == "SC" || it.scheduled && seq == it.seq
-	it.seq = seq
 	m.maxSeq[numbering(code)] = max(m.maxSeq[numbering(code)], seq)
+	if err := it.numbered(kind, seq); err != nil {
+		return fmt.Errorf("%s %s: %w", code, body, err)
+	}
 	switch kind {
 	case "SC":
 		it.must = true
@@ -298,6 +296,25 @@ func (m *killModel) applySettled(kind, code, body string, seq int64) error {
 	case "F":
 		it.must, it.place = true, max(it.place, placeDeferred)
 		m.stats.moves++
+	}
+	return nil
+}
+
+// numbered notes that an acknowledgement of kind gave the item number
+// seq. A scheduled message has two numbers, the second higher (SEMANTICS
+// S4), and the lines of two goroutines can come in either order: a
+// consumer's, with the second number, before the producer's "SC" with the
+// first.
+func (it *killItem) numbered(kind string, seq int64) error {
+	switch {
+	case it.seq == 0:
+		it.seq, it.scheduled = seq, kind == "SC"
+	case it.seq == seq:
+	case kind == "SC" && seq < it.seq: // activated, and its number known first
+	case it.scheduled && seq > it.seq: // activated since
+		it.seq, it.scheduled = seq, false
+	default:
+		return fmt.Errorf("sequence number %d, was %d", seq, it.seq)
 	}
 	return nil
 }
