@@ -47,6 +47,10 @@ type Env struct {
 	mu     sync.Mutex
 	events []minibus.Event
 	faults []fault
+
+	// startMu makes Start calls one at a time, so that the Started channel a
+	// Start looks at is its own Run's.
+	startMu sync.Mutex
 }
 
 // fault is a planned failure: the next n calls of op on entity fail with
@@ -121,11 +125,19 @@ func (e *Env) FailNext(entity string, op minibus.Operation, n int, err error) {
 
 // Start runs p.Run in a goroutine and returns once p is running (so that
 // WaitIdle waits for it), with a function that stops p and returns Run's
-// error. Stop is also done by t.Cleanup if the test does not call it.
+// error. Stop is also done by t.Cleanup if the test does not call it. Start
+// fails the test when Run returns at once, and when p is running already.
 func (e *Env) Start(p *minibus.Processor) (stop func() error) {
 	e.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	e.startMu.Lock()
+	defer e.startMu.Unlock()
 	started := p.Started()
+	select {
+	case <-started: // closed: another Run of p is running
+		e.t.Fatalf("minibustest: the processor did not start: it is running already")
+	default:
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	select {

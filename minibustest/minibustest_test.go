@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -287,14 +286,9 @@ func TestStart_Fails(t *testing.T) {
 	require.Contains(t, fake.failures()[0], "not found")
 }
 
-// Known bug: Start of a processor that is running already does not fail
-// the test: Run returns ErrInvalidArgument at once, but Start also sees the
-// running Run's Started channel closed and may return as if it started
-// (minibustest.go Start selects on both).
+// Start of a processor that is running already fails the test, although
+// the running Run's Started channel is closed.
 func TestStart_FailsWhenRunning(t *testing.T) {
-	if os.Getenv("MINIBUS_KNOWN_BUGS") == "" {
-		t.Skip("known production bug (set MINIBUS_KNOWN_BUGS=1 to run): Start of a running processor does not fail the test")
-	}
 	fake := &fakeTB{TB: t}
 	defer fake.cleanup()
 	env := minibustest.New(fake)
