@@ -26,7 +26,7 @@ func NewNamespace(opts ...Option) *Namespace {
 		}
 	}
 	return &Namespace{b: engine.New(engine.Options{Clock: o.clock, Logger: o.logger,
-		Observer: o.observer(), Fault: o.injector()})}
+		Observer: o.observer(), Faults: o.faults()})}
 }
 
 // Close closes the namespace. Calls blocked in it return ErrClosed, later

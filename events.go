@@ -127,8 +127,10 @@ func (op Operation) String() string {
 // entity it acts on ("queue", or "topic/Subscriptions/sub"); a non-nil error
 // fails that call, returned as it is, and changes nothing, not even an
 // event. A processor's own receives and settlements go through it too. A
-// panicking f fails the call instead of crashing. Each WithFaultInjector
-// adds one; all are called, and the first error wins.
+// panicking f fails the call instead of crashing, with an error that wraps
+// [ErrInvalidArgument]. Each WithFaultInjector adds one; all are called,
+// in the order given, also after one fails the call, and the first error
+// wins.
 func WithFaultInjector(f func(op Operation, entity string) error) Option {
 	return func(o *options) {
 		if f != nil {
@@ -155,18 +157,12 @@ func (o *options) observer() func(engine.Event) {
 	}
 }
 
-// injector asks the options' fault injectors in turn.
-func (o *options) injector() func(engine.Operation, string) error {
-	if len(o.injectors) == 0 {
-		return nil
+// faults adapts the options' fault injectors to the engine, which asks
+// them all in turn.
+func (o *options) faults() []func(engine.Operation, string) error {
+	fs := make([]func(engine.Operation, string) error, len(o.injectors))
+	for i, f := range o.injectors {
+		fs[i] = func(op engine.Operation, entity string) error { return f(Operation(op), entity) }
 	}
-	fs := o.injectors
-	return func(op engine.Operation, entity string) error {
-		for _, f := range fs {
-			if err := f(Operation(op), entity); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	return fs
 }

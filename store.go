@@ -123,7 +123,7 @@ func Open(dir string, opts ...Option) (*Namespace, error) {
 	if rec.Repaired {
 		o.logger.Warn("minibus: repaired the torn last record of the log", "dir", dir)
 	}
-	b := engine.New(engine.Options{Clock: o.clock, Logger: o.logger, Observer: o.observer(), Fault: o.injector()})
+	b := engine.New(engine.Options{Clock: o.clock, Logger: o.logger, Observer: o.observer(), Faults: o.faults()})
 	compact := s.compact
 	if compact == 0 {
 		compact = defaultCompactAfter

@@ -30,7 +30,7 @@ type Broker struct {
 	outbox outbox    // messages being forwarded (forward.go)
 	events events    // events on their way to the observer (events.go)
 	idle   idleWatch // the processors WaitIdle waits for (idle.go)
-	fault  func(Operation, string) error
+	faults []func(Operation, string) error
 	ids    atomic.Uint64
 	dur    durability // a durable broker's journal (journal.go)
 	// replay is set while a journal is replayed (replay.go).
@@ -50,8 +50,9 @@ type Options struct {
 	// Observer, when set, is given every event, in order per entity,
 	// outside every lock.
 	Observer func(Event)
-	// Fault, when set, is asked before each operation whether it fails.
-	Fault func(op Operation, entity string) error
+	// Faults are asked, in order, before each operation whether it fails
+	// (inject): all of them, the first error winning.
+	Faults []func(op Operation, entity string) error
 }
 
 // New returns a broker with no entities.
@@ -64,7 +65,7 @@ func New(o Options) *Broker {
 		epoch:      epoch,
 		epochNanos: Instant(epoch),
 		entities:   make(map[string]*Entity),
-		fault:      o.Fault,
+		faults:     o.Faults,
 	}
 	b.events.observe = o.Observer
 	b.events.on = o.Observer != nil || o.Logger.Enabled(context.Background(), slog.LevelDebug)

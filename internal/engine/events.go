@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
 )
 
@@ -156,16 +157,26 @@ const (
 	OpAcceptSession
 )
 
-// inject asks the fault injector whether op on e fails. A panicking
-// injector fails the call too.
-func (b *Broker) inject(op Operation, e *Entity) (err error) {
-	if b.fault == nil {
-		return nil
+// inject asks every fault injector, in order, whether op on e fails: all
+// are asked, and the first error wins. A panicking injector fails the call
+// too, with an error that wraps ErrInvalidArgument: the namespace was given
+// a bad injector.
+func (b *Broker) inject(op Operation, e *Entity) error {
+	var first error
+	for _, f := range b.faults {
+		if err := askFault(f, op, e); err != nil && first == nil {
+			first = err
+		}
 	}
+	return first
+}
+
+// askFault asks f whether op on e fails, turning a panic into an error.
+func askFault(f func(Operation, string) error, op Operation, e *Entity) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("minibus: %s: fault injector panicked: %v", e.describe(), r)
+			err = errs.Errorf(errs.ErrInvalidArgument, e.describe(), "fault injector panicked: %v", r)
 		}
 	}()
-	return b.fault(op, e.path)
+	return f(op, e.path)
 }
