@@ -132,7 +132,9 @@ type Entity struct {
 	// entity, waiters[Main] are the blocked AcceptNextSession calls.
 	waiters [3]waitList
 	// sessions is the session bookkeeping of a session-enabled entity
-	// (session.go), nil for others.
+	// (session.go), nil for others. The pointer is set at creation and never
+	// replaced, so whether it is nil (whether the entity requires sessions)
+	// may be read without mu; what it points to is guarded by mu.
 	sessions *sessionsOf
 	// dups is the duplicate-detection history of a queue or topic with
 	// RequiresDuplicateDetection (dedup.go), nil for others.
@@ -488,7 +490,7 @@ func (e *Entity) deleteLocked(at int64) {
 		for _, x := range e.sessions.byID {
 			x.waiters.wakeAll()
 		}
-		e.sessions = newSessionsOf()
+		e.sessions.clear()
 	}
 }
 

@@ -54,6 +54,12 @@ func newSessionsOf() *sessionsOf {
 	return &sessionsOf{byID: make(map[string]*session), locks: btree.NewG(8, lessSessLock)}
 }
 
+// clear forgets every session: the entity was deleted.
+func (x *sessionsOf) clear() {
+	x.byID = make(map[string]*session)
+	x.locks.Clear(false)
+}
+
 // next returns the earliest session lock end, store.Never when none is held.
 func (x *sessionsOf) next() (sessLock, bool) {
 	if x == nil {
