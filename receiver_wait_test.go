@@ -326,16 +326,14 @@ func (c *movingClock) AfterFunc(d time.Duration, f func()) *clock.Timer {
 	return c.Mock.AfterFunc(d, f)
 }
 
-// Known bug (SEMANTICS T5 with a mock clock): internal/engine/catchup.go arm
-// computes the timer's duration from a reading of the clock, then sets the
-// timer relative to the clock as it is then; when the clock moved in
-// between (a test's Clock().Add running meanwhile), the timer fires that
-// much late, and a blocked receive misses a lock's end (arm only catches
-// up when the deadline is already past). Here the clock moves 29 s while a
-// receive blocked on a lock ending at +30 s sets the timer: it is set for
-// +59 s, and the lock's end at +30 s wakes nobody.
+// SEMANTICS T5 with a mock clock that moves while the namespace sets its
+// timer (a test's Clock().Add running between the namespace's reading of
+// the clock and its setting of the timer): the timer is set relative to
+// the clock as it is then, so the namespace must set it again from a new
+// reading, or it fires that much late and a blocked receive misses a
+// lock's end. Here the clock moves 29 s while a receive blocked on a lock
+// ending at +30 s sets the timer; the lock's end at +30 s must wake it.
 func TestReceiveWakesWhenTheClockMovesWhileItBlocks(t *testing.T) {
-	knownBug(t, "the one timer is set relative to a clock that may have moved since it was read (catchup.go arm)")
 	synctest.Test(t, func(t *testing.T) {
 		mock := clock.NewMock()
 		mock.Set(epoch)

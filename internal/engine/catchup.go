@@ -246,18 +246,38 @@ func (b *Broker) arm() (due bool) {
 		s.timerMu.Unlock()
 		return true
 	}
-	d := time.Duration(next - now)
+	// A timer runs from the clock as it is when it is set, which may be
+	// later than the reading its duration came from (a mock's Add in another
+	// goroutine): it would then fire that much late, after a deadline that
+	// a blocked receiver waits for (SEMANTICS T5). So when the clock moved
+	// while the timer was being set, set it again from the new reading.
+	for try := 0; ; try++ {
+		b.setTimerLocked(time.Duration(next - now))
+		read := now
+		now = b.clockNow()
+		if now == read || now >= next || try == armRetries {
+			break
+		}
+	}
+	s.armedAt.Store(next)
+	s.timerMu.Unlock()
+	// The clock may have passed next while the timer was being set: then
+	// the timer might not fire in this Add, so the caller catches up itself.
+	return next <= b.clockNow()
+}
+
+// armRetries bounds how often arm sets the timer again because the clock
+// moved meanwhile: a real clock always moves a little.
+const armRetries = 2
+
+// setTimerLocked sets the timer to fire after d; timerMu is held.
+func (b *Broker) setTimerLocked(d time.Duration) {
+	s := &b.sched
 	if s.timer == nil {
 		s.timer = b.clock.AfterFunc(d, b.onTimer)
 	} else {
 		s.timer.Reset(d)
 	}
-	s.armedAt.Store(next)
-	s.timerMu.Unlock()
-	// The clock may have passed next while the timer was being set (a mock's
-	// Add runs in another goroutine): then the timer might not fire in this
-	// Add, so the caller catches up itself.
-	return next <= b.clockNow()
 }
 
 // onTimer is the timer's callback: catch up, which wakes the receivers whose
