@@ -1,8 +1,11 @@
 package minibus_test
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -555,4 +558,37 @@ func TestA4_ForwardingSubscriptionAndUpdate(t *testing.T) {
 	require.Equal(t, []string{"dest", "src"}, e.ns.Queues())
 	e.advanceTo(time.Hour + 5*time.Minute)
 	require.Equal(t, []string{"dest"}, e.ns.Queues())
+}
+
+// A send to a forwarding queue returns once its message is in the
+// destination (F2), also when sends on other forwarding queues run at once
+// and another call's flush took it on its way.
+func TestF2_ForwardedBeforeConcurrentSendsReturn(t *testing.T) {
+	ctx := context.Background()
+	ns := minibus.NewNamespace()
+	defer ns.Close()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		name := "g" + strconv.Itoa(g)
+		dst, err := ns.CreateQueue(name+"-dst", nil)
+		require.NoError(t, err)
+		// Two hops, so that a flush has more to do while others wait.
+		mid, err := ns.CreateQueue(name+"-mid", &minibus.QueueProperties{ForwardTo: dst.Name()})
+		require.NoError(t, err)
+		src, err := ns.CreateQueue(name+"-src", &minibus.QueueProperties{ForwardTo: mid.Name()})
+		require.NoError(t, err)
+		wg.Go(func() {
+			for i := int64(1); i <= 500; i++ {
+				if err := src.SendMessage(ctx, &minibus.Message{}, nil); err != nil {
+					t.Error(err)
+					return
+				}
+				if n := dst.RuntimeProperties().ActiveMessageCount; n != i {
+					t.Errorf("SendMessage %d to %s returned with %d messages in %s", i, src.Name(), n, dst.Name())
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -86,8 +86,12 @@ func (k EventKind) String() string {
 // next call (or WaitIdle) returns. Compound outcomes give both events in
 // order (EventExpired then EventDeadLettered; EventLockLost then
 // EventDeadLettered at MaxDeliveryCount). A topic send gives EventSent for
-// the topic and one per subscription copy. f must not block for long and
-// must not call the namespace. Each WithObserver adds one; all are called.
+// the topic and one per subscription copy. The events of one entity come
+// one call of f at a time; events of different entities may come at once,
+// from different goroutines, so f must be safe for concurrent use. f must
+// not block for long and must not call the namespace; while it handles an
+// event, a call of another goroutine that waits for a later event of the
+// same entity waits for f. Each WithObserver adds one; all are called.
 func WithObserver(f func(Event)) Option {
 	return func(o *options) {
 		if f != nil {

@@ -365,16 +365,16 @@ func TestEvents_ObserverOutsideEntityLocks(t *testing.T) {
 	require.Empty(t, failures)
 }
 
-// Known deviation: during a catch-up the observer runs under the
-// scheduler's catch-up mutex (internal/engine/catchup.go catchUp calls
-// b.flush with catchMu held), and every delivery runs under the events'
-// deliverMu. An observer that waits for a goroutine whose namespace call
-// must catch up (another deadline is due) deadlocks, although API.md says
-// events are delivered "outside every broker lock".
+// Events are delivered outside every broker lock, the catch-up's too: an
+// observer of one entity's event that waits for another goroutine's call on
+// another entity, whose deadline came in the same catch-up, does not
+// deadlock; that call delivers its entity's event itself, before it returns
+// (every deadline at or before now is observed before the next call
+// returns).
 func TestEvents_ObserverDuringCatchUpOutsideEveryLock(t *testing.T) {
-	knownBug(t, "the observer is called with the catch-up mutex held (catchup.go: b.flush inside catchMu)")
 	ctx := context.Background()
 	var q2 *minibus.Queue
+	var j *journal
 	blocked := make(chan string, 10)
 	done := make(chan struct{})
 	observer := func(ev minibus.Event) {
@@ -384,6 +384,9 @@ func TestEvents_ObserverDuringCatchUpOutsideEveryLock(t *testing.T) {
 		go func() {
 			defer close(done)
 			_ = q2.RuntimeProperties() // q2's deadline is due too: a catch-up
+			if len(eventLines(j.all(), "q2", minibus.EventExpired)) != 1 {
+				blocked <- "a namespace call returned before q2's expiry was observed"
+			}
 		}()
 		select {
 		case <-done:
@@ -392,7 +395,7 @@ func TestEvents_ObserverDuringCatchUpOutsideEveryLock(t *testing.T) {
 		}
 	}
 	defer func() { <-done }()
-	ns, mock, _ := observed(t, minibus.WithObserver(observer))
+	ns, mock, j := observed(t, minibus.WithObserver(observer))
 	q1, err := ns.CreateQueue("q1", nil)
 	require.NoError(t, err)
 	q2, err = ns.CreateQueue("q2", nil)
@@ -401,6 +404,7 @@ func TestEvents_ObserverDuringCatchUpOutsideEveryLock(t *testing.T) {
 	require.NoError(t, q2.SendMessage(ctx, &minibus.Message{TimeToLive: 20 * time.Second}, nil))
 	mock.Add(time.Minute)
 	_ = q1.RuntimeProperties()
+	<-done
 	select {
 	case msg := <-blocked:
 		t.Fatal(msg)
@@ -498,14 +502,9 @@ func TestEvents_OrderPerEntity(t *testing.T) {
 	}
 }
 
-// Known bug: a call can return before the observer has been given its
-// events. internal/engine/events.go deliverEvents returns at once when no
-// event is waiting (ev.n == 0), also when a concurrent delivery took this
-// call's events and has not yet handed them over: the doc's "it waits for a
-// concurrent delivery that took them" does not hold. (flushForwards has the
-// same shape.)
+// A call returns only after the observer has seen its events, also when
+// calls run concurrently and another goroutine's delivery took them.
 func TestEvents_ObservedBeforeConcurrentCallsReturn(t *testing.T) {
-	knownBug(t, "a call returns before its events are observed when another goroutine's delivery took them (events.go deliverEvents fast path)")
 	ctx := context.Background()
 	var mu sync.Mutex
 	sent := map[string]int{}

@@ -48,7 +48,8 @@ type Options struct {
 	Clock  clock.Clock  // required
 	Logger *slog.Logger // required
 	// Observer, when set, is given every event, in order per entity,
-	// outside every lock.
+	// outside every lock; events of different entities may be given at once
+	// from different goroutines.
 	Observer func(Event)
 	// Faults are asked, in order, before each operation whether it fails
 	// (inject): all of them, the first error winning.
@@ -67,8 +68,7 @@ func New(o Options) *Broker {
 		entities:   make(map[string]*Entity),
 		faults:     o.Faults,
 	}
-	b.events.observe = o.Observer
-	b.events.on = o.Observer != nil || o.Logger.Enabled(context.Background(), slog.LevelDebug)
+	b.events.init(o.Observer != nil || o.Logger.Enabled(context.Background(), slog.LevelDebug), o.Observer)
 	b.sched.init()
 	return b
 }
@@ -145,7 +145,7 @@ func describe(kind Kind, name string) string { return kind.String() + " " + strc
 // Create adds a queue or topic whose name and configuration the caller has
 // checked. ErrAlreadyExists when a queue or topic has the name.
 func (b *Broker) Create(kind Kind, name string, c Config) (_ *Entity, err error) {
-	defer b.done(&err)
+	defer b.end(b.events.mark(), &err)
 	now, err := b.begin()
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func (b *Broker) Find(kind Kind, name string) (*Entity, error) {
 // Delete deletes the queue or topic of kind named name with everything in
 // it (SEMANTICS A5), or returns ErrNotFound.
 func (b *Broker) Delete(kind Kind, name string) (err error) {
-	defer b.done(&err)
+	defer b.end(b.events.mark(), &err)
 	now, err := b.begin()
 	if err != nil {
 		return err

@@ -172,8 +172,9 @@ func (b *Broker) watchedNext() int64 {
 // catch-up: an observer may wait for a call, which waits for a running
 // catch-up.
 func (b *Broker) catchUp(now int64) {
+	since := b.events.mark()
 	b.catchUpLocked(now)
-	b.deliverEvents()
+	b.deliverEvents(since)
 }
 
 func (b *Broker) catchUpLocked(now int64) {

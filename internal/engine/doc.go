@@ -22,7 +22,10 @@
 // sched.timerMu, then sched.mu, then the clock's own. The catch-up mutex
 // (sched.catchMu) is taken with no other lock held. A Receiver has no lock of its own: its fields are
 // guarded by its entity's mutex or are atomic. No lock is held while a
-// caller's code runs or while blocking on a channel.
+// caller's code runs or while blocking on a channel. The events' mutex
+// (events.mu) and the outbox's (outbox.mu) are leaves; outbox.flushMu is
+// taken with no entity lock held, and no lock at all is held while the
+// observer runs (events.go).
 //
 // # Durability seam
 //

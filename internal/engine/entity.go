@@ -96,6 +96,7 @@ type Entity struct {
 	name  string  // as created (SEMANTICS V1)
 	path  string  // "orders", or "topic/Subscriptions/sub"
 	topic *Entity // a subscription's topic
+	lane  *lane   // orders its events (events.go)
 
 	// schedDue is this entity's bound in the scheduler, or store.Never;
 	// written under b.sched.mu (catchup.go).
@@ -169,6 +170,7 @@ func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now i
 	} else {
 		e.quota = store.NewQuota(c.maxSize())
 	}
+	e.lane = b.events.laneOf(e.path)
 	bySession := c.RequiresSession && kind != KindTopic
 	if bySession {
 		e.sessions = newSessionsOf()
@@ -269,7 +271,7 @@ func (e *Entity) Config() Config {
 // update is activity (SEMANTICS A2); receivers blocked on the entity wake to
 // see a new status. A topic's new size limits apply to its subscriptions.
 func (e *Entity) Update(c Config) (err error) {
-	defer e.b.done(&err)
+	defer e.b.end(e.b.events.mark(), &err)
 	self := e.name
 	if e.kind == KindSubscription {
 		self = "" // a subscription is no destination
@@ -330,7 +332,7 @@ type Counts struct {
 
 // Counts returns the entity's counts as of now (SEMANTICS T3).
 func (e *Entity) Counts() (_ Counts, err error) {
-	defer e.b.done(&err)
+	defer e.b.end(e.b.events.mark(), &err)
 	now, err := e.lock()
 	if err != nil {
 		return Counts{}, err

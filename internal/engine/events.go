@@ -46,23 +46,99 @@ type Event struct {
 }
 
 // events is the broker's queue of events on their way to the observer.
-// Transitions append to it under their entity's lock (so each entity's
-// events are in order); every call, once it holds no entity lock, delivers
-// what is waiting before it returns. mu is a leaf lock; deliverMu
-// serializes deliveries and is taken with no entity lock held.
+//
+// Transitions push events under their entity's lock, so each entity's events
+// are in the order of its state; each event gets the next ticket. A call
+// hands the waiting events to the observer itself once it holds no entity
+// lock (deliverEvents), with no broker lock held while the observer runs:
+// events of one entity go out one at a time, in order (the entity's lane is
+// busy meanwhile), and events of different entities may go out at once from
+// different goroutines. So an observer that waits for another goroutine's
+// call does not hold up that call's events, unless they are of the entity
+// whose event the observer is handling.
+//
+// A call returns once every event pushed before it ends has been handed
+// over, and every event pushed since it began (its own among them) has been
+// observed: another goroutine may have taken them, and the call waits until
+// that delivery is over. mu is a leaf lock.
 type events struct {
-	on        bool // an observer or a debug logger wants events
-	observe   func(Event)
-	mu        sync.Mutex
-	waiting   []Event
-	n         atomic.Int32
-	deliverMu sync.Mutex
+	on      bool // an observer or a debug logger wants events
+	observe func(Event)
+	// open counts the events pushed and not yet observed: 0 is the fast
+	// path of deliverEvents. last is the ticket of the last event pushed;
+	// tickets count from 1.
+	open atomic.Int64
+	last atomic.Uint64
+
+	mu sync.Mutex
+	// ended is signalled, on mu, when an observer call ends.
+	ended sync.Cond
+	// queue holds the events not yet handed over, from head, in ticket
+	// order; an event handed over out of order (its lane was free, an
+	// earlier one's was busy) leaves a hole. waiting counts the others.
+	queue   []queued
+	head    int
+	waiting int
+	// running are the tickets of the events being observed now.
+	running []uint64
+	// lanes are the entities' lanes by lower-case path, so that an entity
+	// deleted and created again keeps its order; nil when events are not
+	// wanted.
+	lanes  map[string]*lane
+	shared lane
 }
 
-func (ev *events) push(x Event) {
+// lane orders the events of one entity path: one at a time, in order.
+type lane struct {
+	busy bool // one of its events is being observed; guarded by events.mu
+}
+
+// queued is an event waiting to be handed over.
+type queued struct {
+	Event
+	ticket uint64
+	lane   *lane // nil: a hole, handed over already
+}
+
+func (ev *events) init(on bool, observe func(Event)) {
+	ev.on, ev.observe = on, observe
+	ev.ended.L = &ev.mu
+	if on {
+		ev.lanes = make(map[string]*lane)
+	}
+}
+
+// laneOf returns the lane of the entity at path; nil when events are not
+// wanted.
+func (ev *events) laneOf(path string) *lane {
+	if ev.lanes == nil {
+		return nil
+	}
 	ev.mu.Lock()
-	ev.waiting = append(ev.waiting, x)
-	ev.n.Add(1)
+	defer ev.mu.Unlock()
+	key := nameKey(path)
+	l := ev.lanes[key]
+	if l == nil {
+		l = &lane{}
+		ev.lanes[key] = l
+	}
+	return l
+}
+
+// mark returns the ticket of the last event pushed: a call that begins
+// reads it, and waits at its end for the events after it to be observed.
+func (ev *events) mark() uint64 { return ev.last.Load() }
+
+func (ev *events) push(x Event, l *lane) {
+	if l == nil {
+		l = &ev.shared // an entity made before events were wanted
+	}
+	ev.mu.Lock()
+	t := ev.last.Load() + 1
+	ev.last.Store(t)
+	ev.queue = append(ev.queue, queued{Event: x, ticket: t, lane: l})
+	ev.waiting++
+	ev.open.Add(1)
 	ev.mu.Unlock()
 }
 
@@ -72,7 +148,7 @@ func (e *Entity) emitLocked(kind EventKind, m *store.Message, q store.Queue, at 
 		return
 	}
 	e.b.events.push(Event{Kind: kind, At: at, Entity: e.path, Queue: q, Seq: m.Key().Seq,
-		MessageID: m.ID(), Deliveries: m.Deliveries, Reason: reason})
+		MessageID: m.ID(), Deliveries: m.Deliveries, Reason: reason}, e.lane)
 }
 
 // emitKeyed is emitLocked for a message that is in no store: k is its key.
@@ -81,39 +157,153 @@ func (e *Entity) emitKeyed(kind EventKind, m *store.Message, k store.Key, q stor
 		return
 	}
 	e.b.events.push(Event{Kind: kind, At: at, Entity: e.path, Queue: q, Seq: k.Seq,
-		MessageID: m.ID(), Deliveries: m.Deliveries, Reason: reason})
+		MessageID: m.ID(), Deliveries: m.Deliveries, Reason: reason}, e.lane)
 }
 
 // emitEntity records the creation or deletion of e at instant at.
 func (e *Entity) emitEntity(kind EventKind, at int64) {
 	if e.b.events.on {
-		e.b.events.push(Event{Kind: kind, At: at, Entity: e.path})
+		e.b.events.push(Event{Kind: kind, At: at, Entity: e.path}, e.lane)
 	}
 }
 
-// deliverEvents hands the waiting events to the observer and the logger, in
-// order. A call that emitted events returns only after they are delivered:
-// it waits for a concurrent delivery that took them.
-func (b *Broker) deliverEvents() {
+// deliverEvents hands the waiting events to the observer and the logger
+// until every event pushed so far has been handed over and every one pushed
+// after ticket since has been observed. It hands over what it can itself,
+// in ticket order, and waits for the deliveries of other goroutines that
+// it needs. With since = 0 it waits for every event so far.
+func (b *Broker) deliverEvents(since uint64) {
 	ev := &b.events
-	if ev.n.Load() == 0 {
+	if ev.open.Load() == 0 {
 		return
 	}
-	ev.deliverMu.Lock()
-	defer ev.deliverMu.Unlock()
-	for ev.n.Load() > 0 {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	until := ev.last.Load()
+	for {
+		if x, ok := ev.takeLocked(until); ok {
+			b.handOverLocked(&x)
+			continue
+		}
+		if ev.settledLocked(since, until) {
+			return
+		}
+		ev.ended.Wait()
+	}
+}
+
+// handOutEvents hands over the events pushed so far that it can without
+// waiting: those of entities whose lane is free.
+func (b *Broker) handOutEvents() {
+	ev := &b.events
+	if ev.open.Load() == 0 {
+		return
+	}
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	until := ev.last.Load()
+	for {
+		x, ok := ev.takeLocked(until)
+		if !ok {
+			return
+		}
+		b.handOverLocked(&x)
+	}
+}
+
+// handOverLocked gives x, taken, to the logger and the observer with ev.mu
+// unlocked, then ends its delivery with ev.mu locked again, also when the
+// observer panics.
+func (b *Broker) handOverLocked(x *queued) {
+	ev := &b.events
+	ev.mu.Unlock()
+	defer func() {
 		ev.mu.Lock()
-		batch := ev.waiting
-		ev.waiting = nil
-		ev.n.Store(0)
-		ev.mu.Unlock()
-		for _, x := range batch {
-			b.logEvent(x)
-			if ev.observe != nil {
-				ev.observe(x)
+		ev.endLocked(x)
+	}()
+	b.logEvent(x.Event)
+	if ev.observe != nil {
+		ev.observe(x.Event)
+	}
+}
+
+// takeLocked takes the first event up to ticket until whose lane is free:
+// the earliest of its lane, as an earlier one would have been taken first.
+func (ev *events) takeLocked(until uint64) (queued, bool) {
+	for i := ev.head; i < len(ev.queue); i++ {
+		x := &ev.queue[i]
+		switch {
+		case x.lane == nil:
+			continue // a hole
+		case x.ticket > until:
+			return queued{}, false
+		case x.lane.busy:
+			continue
+		}
+		out := *x
+		*x = queued{} // a hole; it holds no strings any more
+		out.lane.busy = true
+		ev.running = append(ev.running, out.ticket)
+		ev.waiting--
+		ev.compactLocked()
+		return out, true
+	}
+	return queued{}, false
+}
+
+// compactLocked drops the holes at the head of the queue, and the others
+// when they are most of it.
+func (ev *events) compactLocked() {
+	for ev.head < len(ev.queue) && ev.queue[ev.head].lane == nil {
+		ev.head++
+	}
+	switch {
+	case ev.head == len(ev.queue):
+		ev.queue, ev.head = ev.queue[:0], 0
+	case len(ev.queue)-ev.head > 2*ev.waiting+64:
+		kept := ev.queue[:0]
+		for _, x := range ev.queue[ev.head:] {
+			if x.lane != nil {
+				kept = append(kept, x)
 			}
 		}
+		clear(ev.queue[len(kept):])
+		ev.queue, ev.head = kept, 0
 	}
+}
+
+// endLocked ends the delivery of x.
+func (ev *events) endLocked(x *queued) {
+	x.lane.busy = false
+	for i, t := range ev.running {
+		if t == x.ticket {
+			last := len(ev.running) - 1
+			ev.running[i] = ev.running[last]
+			ev.running = ev.running[:last]
+			break
+		}
+	}
+	ev.open.Add(-1)
+	ev.ended.Broadcast()
+}
+
+// settledLocked reports whether every event up to ticket until has been
+// handed over and none after since is still being observed.
+func (ev *events) settledLocked(since, until uint64) bool {
+	for i := ev.head; i < len(ev.queue); i++ {
+		if x := &ev.queue[i]; x.lane != nil {
+			if x.ticket <= until {
+				return false
+			}
+			break
+		}
+	}
+	for _, t := range ev.running {
+		if t > since && t <= until {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *Broker) logEvent(x Event) {

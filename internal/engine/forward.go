@@ -42,7 +42,7 @@ type forward struct {
 type outbox struct {
 	mu      sync.Mutex
 	waiting []*forward
-	n       atomic.Int32
+	n       atomic.Int32 // pushed and not yet landed (flushForwards)
 	flushMu sync.Mutex
 	track   bool
 	flying  map[*forward]struct{}
@@ -58,13 +58,12 @@ func (o *outbox) push(f forward) {
 	o.mu.Unlock()
 }
 
-// take takes the waiting messages for a flush.
+// take takes the waiting messages for a flush, which lands them.
 func (o *outbox) take() []*forward {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	batch := o.waiting
 	o.waiting = nil
-	o.n.Store(0)
 	if o.track {
 		for _, f := range batch {
 			o.flying[f] = struct{}{}
@@ -84,15 +83,35 @@ func (o *outbox) landed(f *forward) {
 }
 
 // flush delivers the messages waiting to be forwarded, and those their
-// deliveries forward further, in the order they left. A call that forwarded
-// returns only after its messages are delivered: it waits for a concurrent
-// flush that took them.
+// deliveries forward further, in the order they left, then hands out the
+// events it can without waiting (handOutEvents). A call ends with end,
+// which waits for its own events too.
 func (b *Broker) flush() {
 	b.flushForwards()
-	b.deliverEvents()
+	b.handOutEvents()
 }
 
-// flushForwards delivers the messages waiting to be forwarded.
+// end ends a call that began when the last event's ticket was since (a
+// deferred end(b.events.mark(), &err) reads it then): finish, then done.
+func (b *Broker) end(since uint64, err *error) {
+	b.finish(since)
+	b.done(err)
+}
+
+// finish delivers what a call that began at ticket since forwarded, then
+// its events: it returns once every message forwarded so far has landed,
+// the observer has seen every event pushed since (the call's own among
+// them) and every earlier event has been handed over.
+func (b *Broker) finish(since uint64) {
+	b.flushForwards()
+	b.deliverEvents(since)
+}
+
+// flushForwards delivers the messages waiting to be forwarded, and those
+// their deliveries forward further. o.n counts the messages pushed and not
+// yet landed, in flight with another flush included: a call that forwarded
+// finds it above zero until its messages have landed, and then waits for
+// flushMu, which the flush delivering them holds until it has.
 func (b *Broker) flushForwards() {
 	o := &b.outbox
 	if o.n.Load() == 0 {
@@ -100,9 +119,14 @@ func (b *Broker) flushForwards() {
 	}
 	o.flushMu.Lock()
 	defer o.flushMu.Unlock()
-	for o.n.Load() > 0 {
-		for _, f := range o.take() {
+	for {
+		batch := o.take()
+		if len(batch) == 0 {
+			return
+		}
+		for _, f := range batch {
 			b.deliver(f)
+			o.n.Add(-1)
 		}
 	}
 }

@@ -92,6 +92,7 @@ func (r *Receiver) Close() {
 		return
 	}
 	e := r.e
+	since := e.b.events.mark()
 	if r.sess == nil || e.b.life.closed() {
 		e.mu.Lock()
 		r.waitList().wakeOwned(r)
@@ -105,7 +106,7 @@ func (r *Receiver) Close() {
 		e.releaseSessionLocked(r.sess, now, false)
 	}
 	e.mu.Unlock()
-	e.b.flush()
+	e.b.finish(since)
 }
 
 // Closed reports whether Close was called.
@@ -168,7 +169,8 @@ func (r *Receiver) available() int {
 // negative, Receive returns what it took, possibly nothing; 0 waits as long
 // as ctx allows.
 func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot, maxWait time.Duration) (_ []store.Snapshot, err error) {
-	defer r.e.b.done(&err)
+	since := r.e.b.events.mark()
+	defer func() { r.e.b.end(since, &err) }()
 	if err := r.e.b.inject(OpReceive, r.e); err != nil {
 		return nil, err
 	}
@@ -214,6 +216,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 		if err != nil {
 			return nil, err
 		}
+		since = e.b.events.mark() // what others did meanwhile is not this call's
 	}
 }
 
@@ -223,7 +226,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 // scheduled messages, never expired ones (E3). A session receiver sees its
 // session's available, locked and deferred messages.
 func (r *Receiver) Peek(ctx context.Context, max int, from int64) (_ []store.Snapshot, err error) {
-	defer r.e.b.done(&err) // what it shows is durable
+	defer r.e.b.end(r.e.b.events.mark(), &err) // what it shows is durable
 	if err := r.e.b.inject(OpPeek, r.e); err != nil {
 		return nil, err
 	}
@@ -277,7 +280,7 @@ func (e *Entity) peekSnapshotLocked(m *store.Message) store.Snapshot {
 // it returns ErrMessageNotFound and fetches nothing. The caller has checked
 // the numbers.
 func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) (_ []store.Snapshot, err error) {
-	defer r.e.b.done(&err)
+	defer r.e.b.end(r.e.b.events.mark(), &err)
 	if err := r.e.b.inject(OpReceive, r.e); err != nil {
 		return nil, err
 	}
@@ -379,7 +382,7 @@ func (r *Receiver) StopRenewing(tokens ...[16]byte) {
 // limit), oldest first, without delivering them, and returns how many. A
 // delete is activity (SEMANTICS A2).
 func (r *Receiver) Delete(ctx context.Context, max int, before int64) (_ int, err error) {
-	defer r.e.b.done(&err)
+	defer r.e.b.end(r.e.b.events.mark(), &err)
 	if err := r.e.b.inject(OpReceive, r.e); err != nil {
 		return 0, err
 	}
@@ -449,13 +452,14 @@ func (r *Receiver) Available() bool {
 }
 
 // CatchUp makes everything due at or before the clock's now happen
-// (SEMANTICS T3), and delivers what that forwarded and its events.
+// (SEMANTICS T3), and delivers what that forwarded; it returns once the
+// observer has seen every event so far.
 func (b *Broker) CatchUp() {
 	if b.life.closed() {
 		return
 	}
 	b.now()
-	b.flush()
+	b.finish(0)
 }
 
 // OnTake makes the receiver call f, under the entity's lock, with the number

@@ -13,7 +13,7 @@ import (
 // ScheduleMessages gives, or store.Unset to use each message's own
 // ScheduledEnqueueTime. It returns their sequence numbers when seqs is set.
 func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs bool) (_ []int64, err error) {
-	defer e.b.done(&err) // after the unlock: forwards and events go on outside every lock
+	defer e.b.end(e.b.events.mark(), &err) // after the unlock: forwards and events go on outside every lock
 	op := OpSend
 	if at != store.Unset {
 		op = OpSchedule
@@ -158,7 +158,7 @@ func errQuota(e *Entity, n int64, what string) error {
 // number that is not one is ErrMessageNotFound. The caller has checked the
 // numbers.
 func (e *Entity) Cancel(ctx context.Context, seqs []int64) (err error) {
-	defer e.b.done(&err)
+	defer e.b.end(e.b.events.mark(), &err)
 	if err := e.b.inject(OpCancelScheduled, e); err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func (e *Entity) errNoSessions() error {
 // messages (SEMANTICS SS2), and returns its receiver. A session held by
 // another receiver is ErrSessionCannotBeLocked.
 func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (_ *Receiver, err error) {
-	defer e.b.done(&err)
+	defer e.b.end(e.b.events.mark(), &err)
 	if err := e.b.inject(OpAcceptSession, e); err != nil {
 		return nil, err
 	}
@@ -120,7 +120,8 @@ func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (_ *Re
 // anyone else can see the session held: it must not block or call the
 // broker.
 func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*Receiver)) (_ *Receiver, err error) {
-	defer e.b.done(&err)
+	since := e.b.events.mark()
+	defer func() { e.b.end(since, &err) }()
 	if err := e.b.inject(OpAcceptSession, e); err != nil {
 		return nil, err
 	}
@@ -155,6 +156,7 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 		if err := e.waitOn(ctx, list, w, nil); err != nil {
 			return nil, err
 		}
+		since = e.b.events.mark() // what others did meanwhile is not this call's
 	}
 }
 
@@ -249,7 +251,7 @@ func (r *Receiver) LockedUntil() int64 {
 // RenewSessionLock moves the session's lock, and its locked messages'
 // locks, to now + LockDuration (SEMANTICS SS8) and returns the new end.
 func (r *Receiver) RenewSessionLock(ctx context.Context) (_ int64, err error) {
-	defer r.e.b.done(&err)
+	defer r.e.b.end(r.e.b.events.mark(), &err)
 	if err := r.e.b.inject(OpRenewLock, r.e); err != nil {
 		return 0, err
 	}
@@ -277,7 +279,7 @@ func (e *Entity) renewSessionLocked(s *session, now int64) int64 {
 // SessionState returns the session's state; nil when never set (SEMANTICS
 // SS6). The caller copies it.
 func (r *Receiver) SessionState(ctx context.Context) (_ []byte, err error) {
-	defer r.e.b.done(&err)
+	defer r.e.b.end(r.e.b.events.mark(), &err)
 	if _, err := r.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -288,7 +290,7 @@ func (r *Receiver) SessionState(ctx context.Context) (_ []byte, err error) {
 // SetSessionState replaces the session's state with state, the caller's
 // copy; nil clears it (SEMANTICS SS6).
 func (r *Receiver) SetSessionState(ctx context.Context, state []byte) (err error) {
-	defer r.e.b.done(&err)
+	defer r.e.b.end(r.e.b.events.mark(), &err)
 	now, err := r.enter(ctx)
 	if err != nil {
 		return err
@@ -313,7 +315,8 @@ func (e *Entity) setStateLocked(s *session, state []byte, now int64) {
 
 // SessionIDs returns the ids of the entity's sessions that have messages or
 // state, sorted.
-func (e *Entity) SessionIDs(ctx context.Context) ([]string, error) {
+func (e *Entity) SessionIDs(ctx context.Context) (_ []string, err error) {
+	defer e.b.end(e.b.events.mark(), &err)
 	if e.sessions == nil {
 		return nil, e.errNoSessions()
 	}

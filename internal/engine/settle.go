@@ -46,7 +46,7 @@ type Settlement struct {
 // would pass the entity's limits are refused (V3). On error nothing
 // changed. For Renew it returns the lock's new end.
 func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64, err error) {
-	defer r.e.b.done(&err)
+	defer r.e.b.end(r.e.b.events.mark(), &err)
 	if err := r.e.b.inject(settleOps[s.Op], r.e); err != nil {
 		return 0, err
 	}

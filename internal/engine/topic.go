@@ -133,7 +133,7 @@ func (t *Entity) describeSub(name string) string {
 // caller has checked its name and configuration. ErrAlreadyExists when the
 // topic has one of that name (case-insensitive, SEMANTICS V1).
 func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (_ *Entity, err error) {
-	defer t.b.done(&err)
+	defer t.b.end(t.b.events.mark(), &err)
 	if err := t.b.checkForwardTargets("", c, t.describeSub(name)); err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (t *Entity) Subscription(name string) (*Entity, error) {
 
 // DeleteSubscription deletes the named subscription and its messages.
 func (t *Entity) DeleteSubscription(name string) (err error) {
-	defer t.b.done(&err)
+	defer t.b.end(t.b.events.mark(), &err)
 	s, err := t.Subscription(name)
 	if err != nil {
 		return err
@@ -234,7 +234,7 @@ func (t *Entity) SubscriptionNames() ([]string, error) {
 // CreateRule adds a rule to the subscription. ErrAlreadyExists for a name
 // it has, in any case (SEMANTICS V1). A rule change is activity (A2).
 func (s *Entity) CreateRule(r *Rule) (err error) {
-	defer s.b.done(&err)
+	defer s.b.end(s.b.events.mark(), &err)
 	now, err := s.lock()
 	if err != nil {
 		return err
@@ -263,7 +263,7 @@ func (s *Entity) addRuleLocked(r *Rule, now int64) {
 // DeleteRule removes the named rule (case-insensitive), or returns
 // ErrNotFound.
 func (s *Entity) DeleteRule(name string) (err error) {
-	defer s.b.done(&err)
+	defer s.b.end(s.b.events.mark(), &err)
 	now, err := s.lock()
 	if err != nil {
 		return err
