@@ -224,6 +224,26 @@ func TestOpenSnapshotsAProcessThatNeverLivesLong(t *testing.T) {
 	require.Less(t, dirSize(t, d.fs, ddir), int64(4*64<<10), "a snapshot and a few segments, not 20 processes' logs")
 }
 
+// TestCloseSnapshotsADrainedStore: a store that was large at its last
+// snapshot and has been emptied since is snapshotted at Close, although
+// the log since is shorter than that snapshot, so that the next Open reads
+// an empty namespace and not the old snapshot and the log that drained it.
+func TestCloseSnapshotsADrainedStore(t *testing.T) {
+	d := newDurableEnv(t, minibus.WithSegmentSize(64<<10), minibus.WithCompactAfter(64<<10))
+	q := d.queue("q", nil)
+	body := make([]byte, 1024)
+	for range 1000 {
+		require.NoError(t, q.SendMessage(d.ctx, &minibus.Message{Body: body}, nil))
+	}
+	d.reopen()
+	full := dirSize(t, d.fs, ddir)
+	r := d.receiver(d.q("q"), &minibus.ReceiverOptions{ReceiveMode: minibus.ReceiveModeReceiveAndDelete})
+	require.Len(t, d.receiveAll(r, 1000), 1000)
+	d.reopen()
+	require.EqualValues(t, 0, d.q("q").RuntimeProperties().ActiveMessageCount)
+	require.Less(t, dirSize(t, d.fs, ddir), int64(2*64<<10), "an empty snapshot and the segment it starts, not the %d bytes of the full store", full)
+}
+
 func dirSize(t *testing.T, fs wal.FS, dir string) int64 {
 	names, err := fs.ReadDir(dir)
 	require.NoError(t, err)

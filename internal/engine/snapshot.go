@@ -25,8 +25,9 @@ import (
 // counts the records it replays, and kicks the snapshotter when they are
 // enough, so that a process that crashes early every time still gets the
 // log cut and Open does not replay more each time); Close takes one
-// when the log has grown past the last snapshot, so that the next Open
-// reads the shorter of the two.
+// when the log has grown past the last snapshot or past what a snapshot
+// of the state now would hold (a store drained since its last snapshot),
+// so that the next Open reads the shorter of the two.
 
 const snapVersion = 1
 
@@ -50,18 +51,46 @@ func (b *Broker) startSnapshots() {
 }
 
 // stopSnapshots stops the snapshotter and, when the log has grown past the
-// last snapshot, takes a last one. The broker is closed: nothing changes.
+// last snapshot or past the state's size, takes a last one. The broker is
+// closed: nothing changes.
 func (b *Broker) stopSnapshots() {
 	if b.dur.j == nil || b.dur.stop == nil {
 		return
 	}
 	close(b.dur.stop)
 	<-b.dur.stopped
-	if b.errFailed() == nil && b.dur.since.Load() > b.dur.lastSize {
+	if since := b.dur.since.Load(); b.errFailed() == nil && since > 0 && (since > b.dur.lastSize || since > b.stateSize()) {
 		if err := b.Snapshot(); err != nil {
 			b.log.Error("minibus: snapshot failed", "err", err)
 		}
 	}
+}
+
+// snapMessageSize estimates what a snapshot holds for a message besides
+// its body and properties.
+const snapMessageSize = 128
+
+// stateSize estimates the size of a snapshot of the broker now: its
+// messages, and a little for each entity.
+func (b *Broker) stateSize() int64 {
+	b.mu.Lock()
+	var es []*Entity
+	for _, e := range b.entities {
+		es = append(es, e)
+	}
+	b.mu.Unlock()
+	var n int64
+	for _, e := range es {
+		e.mu.Lock()
+		n += 1024 + e.st.Bytes() + snapMessageSize*e.st.Messages()
+		for _, s := range e.subs {
+			s.mu.Lock()
+			n += 1024 + s.st.Bytes() + snapMessageSize*s.st.Messages()
+			s.mu.Unlock()
+		}
+		e.mu.Unlock()
+	}
+	return n
 }
 
 // CatchUpSnapshots takes the snapshot the log's growth calls for, if any,

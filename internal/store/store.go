@@ -373,6 +373,15 @@ func (s *Store) Available(q Queue) int { return s.queues[q].avail.Len() }
 // Bytes returns the total size of the store's messages.
 func (s *Store) Bytes() int64 { return s.bytes }
 
+// Messages returns the number of messages in all three queues.
+func (s *Store) Messages() int64 {
+	var n int64
+	for q := range s.queues {
+		n += s.queues[q].len()
+	}
+	return n
+}
+
 // SetProps gives stored m the application properties props, unless its
 // quota cannot take what that adds: then it changes nothing and returns
 // false.
