@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/minibus-go/minibus"
 )
 
 // ErrNotSupported is returned by a workload when the peer cannot do what the
@@ -26,6 +28,10 @@ type Config struct {
 	// Scheduling says the workload will call Schedule. Peers that need a
 	// different setup for it (NATS: a stream that allows schedules) use it.
 	Scheduling bool
+	// Dir is the directory in which a durable peer ([DurablePeers]) makes
+	// the fresh directory of its files, removed again by Close. Empty means
+	// os.TempDir(). The in-memory peers ignore it.
+	Dir string
 }
 
 func (c Config) capacity() int {
@@ -79,6 +85,14 @@ type Delivery struct {
 	Body []byte
 	ref  any    // the peer's message: *minibus.ReceivedMessage, jetstream.Msg, ...
 	id   uint64 // a lock token where the peer uses integers (btree)
+}
+
+// BatchSender is implemented by queues that can send several messages in
+// one call (the durable workloads D4–D6). SendBatch returns once the broker
+// has accepted every one of them, settled like Send; each adapter's doc
+// comment says whether the batch is atomic and how it is acknowledged.
+type BatchSender interface {
+	SendBatch(ctx context.Context, bodies [][]byte) error
 }
 
 // Scheduler is implemented by queues that can schedule a message to become
@@ -140,6 +154,41 @@ func Peers() []Peer {
 		NATSPeer{},
 		GoqitePeer{},
 	}
+}
+
+// DurablePeers returns the peers of the durable workloads (D1–D7) in the
+// order the tables list them: minibus in each sync mode, then NATS
+// JetStream's file store and goqite on a SQLite file, each in its most
+// durable setting and in its default. Each keeps its files in a fresh
+// directory under [Config.Dir].
+func DurablePeers() []Peer {
+	return []Peer{
+		MinibusDurablePeer{Sync: minibus.SyncAlways},
+		MinibusDurablePeer{Sync: minibus.SyncBatched},
+		MinibusDurablePeer{Sync: minibus.SyncNone},
+		NATSFilePeer{SyncAlways: true},
+		NATSFilePeer{},
+		GoqiteFilePeer{Full: true},
+		GoqiteFilePeer{},
+	}
+}
+
+// DurableBatchPeers are the peers of the durable batch workloads (D4–D6):
+// [DurablePeers], then NATS again sending its batches with PublishAsync
+// instead of as atomic batches (see [NATSFilePeer]).
+func DurableBatchPeers() []Peer {
+	return append(DurablePeers(), NATSFilePeer{SyncAlways: true, Async: true}, NATSFilePeer{Async: true})
+}
+
+// PeerByName returns the peer of [Peers] or [DurableBatchPeers] with that
+// name, or nil.
+func PeerByName(name string) Peer {
+	for _, p := range append(Peers(), DurableBatchPeers()...) {
+		if p.Name() == name {
+			return p
+		}
+	}
+	return nil
 }
 
 // receiveFromChan is the Receive of adapters whose messages arrive on a Go

@@ -3,7 +3,10 @@ package bench
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -58,18 +61,66 @@ create index goqite_queue_priority_created_idx on goqite (queue, priority desc, 
 // Name implements [Peer].
 func (GoqitePeer) Name() string { return "goqite" }
 
+// goqiteDSN is the data source name of goqite's README.
+const goqiteDSN = ":memory:?_journal=WAL&_timeout=5000&_fk=true"
+
 // OpenQueue implements [Peer].
 func (GoqitePeer) OpenQueue(ctx context.Context, cfg Config) (Queue, error) {
-	db, err := openGoqiteDB(ctx)
+	db, err := openGoqiteDB(ctx, goqiteDSN)
 	if err != nil {
 		return nil, err
 	}
 	return &goqiteQueue{db: db, q: goqite.New(goqite.NewOpts{DB: db, Name: "bench"})}, nil
 }
 
+// GoqiteFilePeer is GoqitePeer on a SQLite file, bench.db in a fresh
+// directory under [Config.Dir] removed by Close, opened with the README's
+// parameters: "file:<dir>/bench.db?_journal=WAL&_timeout=5000&_fk=true",
+// one connection. With _journal=WAL mattn/go-sqlite3 sets PRAGMA
+// synchronous=NORMAL: a commit is written to the WAL file, which is
+// fsynced only at checkpoints (every 1000 pages by default), so an
+// acknowledged send survives a crash of the process but a crash of the
+// machine can lose the commits since the last checkpoint. Full adds
+// _sync=FULL (PRAGMA synchronous=FULL): the WAL is fsynced at every
+// commit, so an acknowledged send survives a crash of the machine.
+//
+// SQLite has one writer and no group commit: concurrent sends queue for
+// the one connection, one transaction and (with Full) one fsync each.
+// SendBatch sends the batch in one transaction (Queue.SendTx per message,
+// then Commit): all or none, one fsync.
+type GoqiteFilePeer struct {
+	Full bool
+}
+
+// Name implements [Peer]: goqite-file-full or goqite-file.
+func (p GoqiteFilePeer) Name() string {
+	if p.Full {
+		return "goqite-file-full"
+	}
+	return "goqite-file"
+}
+
+// OpenQueue implements [Peer].
+func (p GoqiteFilePeer) OpenQueue(ctx context.Context, cfg Config) (Queue, error) {
+	dir, err := os.MkdirTemp(cfg.Dir, "minibus-bench-goqite-")
+	if err != nil {
+		return nil, err
+	}
+	dsn := "file:" + filepath.Join(dir, "bench.db") + "?_journal=WAL&_timeout=5000&_fk=true"
+	if p.Full {
+		dsn += "&_sync=FULL"
+	}
+	db, err := openGoqiteDB(ctx, dsn)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &goqiteQueue{db: db, q: goqite.New(goqite.NewOpts{DB: db, Name: "bench"}), dir: dir}, nil
+}
+
 // OpenTopic implements [TopicPeer].
 func (GoqitePeer) OpenTopic(ctx context.Context, cfg Config, subs int) (Topic, error) {
-	db, err := openGoqiteDB(ctx)
+	db, err := openGoqiteDB(ctx, goqiteDSN)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +131,8 @@ func (GoqitePeer) OpenTopic(ctx context.Context, cfg Config, subs int) (Topic, e
 	return t, nil
 }
 
-func openGoqiteDB(ctx context.Context) (*sql.DB, error) {
-	db, err := sql.Open("sqlite3", ":memory:?_journal=WAL&_timeout=5000&_fk=true")
+func openGoqiteDB(ctx context.Context, dsn string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -95,12 +146,29 @@ func openGoqiteDB(ctx context.Context) (*sql.DB, error) {
 }
 
 type goqiteQueue struct {
-	db *sql.DB
-	q  *goqite.Queue
+	db  *sql.DB
+	q   *goqite.Queue
+	dir string // the database's directory, removed by Close; "" in memory
 }
 
 func (g *goqiteQueue) Send(ctx context.Context, body []byte) error {
 	return g.q.Send(ctx, goqite.Message{Body: body})
+}
+
+// SendBatch implements [BatchSender]: one transaction, Queue.SendTx per
+// message, then Commit.
+func (g *goqiteQueue) SendBatch(ctx context.Context, bodies [][]byte) error {
+	tx, err := g.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, b := range bodies {
+		if err := g.q.SendTx(ctx, tx, goqite.Message{Body: b}); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // Schedule implements [Scheduler].
@@ -131,7 +199,13 @@ func (g *goqiteQueue) NewReceiver(ctx context.Context) (Receiver, error) {
 	return goqiteReceiver{q: g.q}, nil
 }
 
-func (g *goqiteQueue) Close() error { return g.db.Close() }
+func (g *goqiteQueue) Close() error {
+	err := g.db.Close()
+	if g.dir != "" {
+		err = errors.Join(err, os.RemoveAll(g.dir))
+	}
+	return err
+}
 
 type goqiteReceiver struct{ q *goqite.Queue }
 

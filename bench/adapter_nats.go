@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -52,7 +53,60 @@ func (NATSPeer) Name() string { return "nats" }
 
 // OpenQueue implements [Peer].
 func (NATSPeer) OpenQueue(ctx context.Context, cfg Config) (Queue, error) {
-	n, err := startNATS()
+	return openNATSQueue(ctx, cfg, natsOptions{})
+}
+
+// NATSFilePeer is NATSPeer with its stream in JetStream's file store, in a
+// fresh directory under [Config.Dir] removed by Close. With SyncAlways the
+// server is started with SyncAlways, the sync_interval: always of its
+// configuration file: every write to the store is fsynced before the
+// PubAck, so an acknowledged send survives a crash of the machine. Without
+// it the server keeps its default, sync_interval 2 minutes: each message is
+// written to its block file (flush in place) before the PubAck, so it
+// survives a crash of the process, while a crash of the machine can lose up
+// to the last two minutes.
+//
+// SendBatch is JetStream's atomic batch publish (see natsQueue.SendBatch),
+// all or none like minibus's SendMessages; with Async it is instead a
+// PublishAsync per message and a wait for every PubAck of the batch: not
+// atomic, each message stored (and under SyncAlways fsynced) on its own.
+type NATSFilePeer struct {
+	SyncAlways bool
+	Async      bool
+}
+
+// Name implements [Peer]: nats-file-always or nats-file, with -async for
+// Async.
+func (p NATSFilePeer) Name() string {
+	name := "nats-file"
+	if p.SyncAlways {
+		name += "-always"
+	}
+	if p.Async {
+		name += "-async"
+	}
+	return name
+}
+
+// OpenQueue implements [Peer].
+func (p NATSFilePeer) OpenQueue(ctx context.Context, cfg Config) (Queue, error) {
+	return openNATSQueue(ctx, cfg, natsOptions{file: true, parent: cfg.Dir, syncAlways: p.SyncAlways, async: p.Async})
+}
+
+// natsOptions say how to start an embedded server and its queue's stream.
+type natsOptions struct {
+	// file keeps the stream in JetStream's file store, in a fresh directory
+	// under this parent ("" for os.TempDir()), instead of in memory.
+	file       bool
+	parent     string
+	syncAlways bool // with file: fsync every write (sync_interval: always)
+	async      bool // SendBatch publishes asynchronously, not as an atomic batch
+}
+
+// openNATSQueue starts a server as o says with one work-queue stream and
+// its durable pull consumer.
+func openNATSQueue(ctx context.Context, cfg Config, o natsOptions) (Queue, error) {
+	n, err := startNATS(o)
 	if err != nil {
 		return nil, err
 	}
@@ -61,6 +115,10 @@ func (NATSPeer) OpenQueue(ctx context.Context, cfg Config) (Queue, error) {
 		Subjects:  []string{natsSubject},
 		Retention: jetstream.WorkQueuePolicy,
 		Storage:   jetstream.MemoryStorage,
+	}
+	if o.file {
+		sc.Storage = jetstream.FileStorage
+		sc.AllowAtomicPublish = true
 	}
 	filter := ""
 	if cfg.Scheduling {
@@ -82,12 +140,12 @@ func (NATSPeer) OpenQueue(ctx context.Context, cfg Config) (Queue, error) {
 		n.Close()
 		return nil, err
 	}
-	return &natsQueue{natsInstance: n, stream: s, cons: c}, nil
+	return &natsQueue{natsInstance: n, stream: s, cons: c, atomic: sc.AllowAtomicPublish, async: o.async}, nil
 }
 
 // OpenTopic implements [TopicPeer].
 func (NATSPeer) OpenTopic(ctx context.Context, cfg Config, subs int) (Topic, error) {
-	n, err := startNATS()
+	n, err := startNATS(natsOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -126,12 +184,17 @@ type natsInstance struct {
 	once   sync.Once
 }
 
-func startNATS() (*natsInstance, error) {
-	dir, err := os.MkdirTemp("", "minibus-bench-nats-")
+// natsMaxBatchInflight is the most atomic batches a file stream may have
+// open at once: above the 64 producers of the durable workloads (the
+// server's default is 50 per stream).
+const natsMaxBatchInflight = 256
+
+func startNATS(o natsOptions) (*natsInstance, error) {
+	dir, err := os.MkdirTemp(o.parent, "minibus-bench-nats-")
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.NewServer(&server.Options{
+	opts := &server.Options{
 		ServerName:         "bench",
 		DontListen:         true,
 		JetStream:          true,
@@ -139,7 +202,12 @@ func startNATS() (*natsInstance, error) {
 		StoreDir:           dir,
 		NoLog:              true,
 		NoSigs:             true,
-	})
+	}
+	if o.file {
+		opts.SyncAlways = o.syncAlways
+		opts.JetStreamLimits.MaxBatchInflightPerStream = natsMaxBatchInflight
+	}
+	srv, err := server.NewServer(opts)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -190,13 +258,112 @@ func (n *natsInstance) publish(ctx context.Context, subject string, body []byte)
 
 type natsQueue struct {
 	*natsInstance
-	stream jetstream.Stream
-	cons   jetstream.Consumer
-	sched  atomic.Uint64 // numbers the schedule subjects
+	stream  jetstream.Stream
+	cons    jetstream.Consumer
+	sched   atomic.Uint64 // numbers the schedule subjects
+	atomic  bool          // the stream allows atomic batch publishes
+	async   bool          // SendBatch uses PublishAsync
+	batches atomic.Uint64 // numbers the batches
 }
 
 func (q *natsQueue) Send(ctx context.Context, body []byte) error {
 	return q.publish(ctx, natsSubject, body)
+}
+
+// SendBatch implements [BatchSender] with JetStream's atomic batch publish
+// (nats-server 2.12+, ADR-50), which nats.go has no helper for: every
+// message carries the headers Nats-Batch-Id and Nats-Batch-Sequence, the
+// last one also Nats-Batch-Commit: 1. As the reference client
+// (orbit.go's jetstreamext) does by default, the first message is a
+// request whose reply says the server took the batch, the middle ones are
+// plain publishes and the last is a request whose reply is the batch's
+// PubAck: the server stores the batch all or none, with one fsync for all
+// of it under sync_interval: always. The server stages each batch in a
+// store of its own (on disk for a file stream) until the commit. Only file
+// streams allow it here (ErrNotSupported otherwise), leaving the matrix's
+// stream as it was.
+//
+// With the peer's Async, SendBatch is a PublishAsync per message, then a
+// wait for each PubAck: what nats.go offers for sending many messages
+// fast, but not atomic.
+func (q *natsQueue) SendBatch(ctx context.Context, bodies [][]byte) error {
+	if q.async {
+		return q.publishAsync(ctx, bodies)
+	}
+	if !q.atomic {
+		return ErrNotSupported
+	}
+	id := "b" + strconv.FormatUint(q.batches.Add(1), 10)
+	for i, b := range bodies {
+		m := &nats.Msg{Subject: natsSubject, Data: b, Header: nats.Header{}}
+		m.Header.Set("Nats-Batch-Id", id)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+		last := i == len(bodies)-1
+		if last {
+			m.Header.Set("Nats-Batch-Commit", "1")
+		}
+		if !last && i > 0 {
+			if err := q.nc.PublishMsg(m); err != nil {
+				return err
+			}
+			continue
+		}
+		resp, err := q.nc.RequestMsgWithContext(ctx, m)
+		if err != nil {
+			return err
+		}
+		if err := natsBatchReply(resp.Data, last, len(bodies)); err != nil {
+			return fmt.Errorf("bench: nats: batch %s message %d: %w", id, i+1, err)
+		}
+	}
+	return nil
+}
+
+// publishAsync publishes every body with PublishAsync, then waits for
+// every PubAck.
+func (q *natsQueue) publishAsync(ctx context.Context, bodies [][]byte) error {
+	futures := make([]jetstream.PubAckFuture, len(bodies))
+	for i, b := range bodies {
+		f, err := q.js.PublishAsync(natsSubject, b)
+		if err != nil {
+			return err
+		}
+		futures[i] = f
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// natsBatchReply checks the server's reply to a request of an atomic
+// batch: an API error, or for the commit (last) the batch's PubAck and
+// its count.
+func natsBatchReply(data []byte, last bool, n int) error {
+	if len(data) == 0 && !last {
+		return nil
+	}
+	var r struct {
+		Error  *jetstream.APIError `json:"error"`
+		Stream string              `json:"stream"`
+		Count  int                 `json:"count"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return err
+	}
+	switch {
+	case r.Error != nil:
+		return r.Error
+	case last && (r.Stream == "" || r.Count != n):
+		return fmt.Errorf("commit acknowledged %d messages of stream %q, want %d", r.Count, r.Stream, n)
+	}
+	return nil
 }
 
 // Schedule implements [Scheduler]. The queue must be opened with
