@@ -37,6 +37,27 @@
 // [FilteredTopicPeer] (fan-out with filters) and [QueueSetPeer] (many
 // queues in one broker).
 //
+// # Durable
+//
+// bench/durable.sh (or BENCH_DURABLE=1 bench/run.sh) runs the durable set
+// and rewrites the durable section of RESULTS.md, leaving the matrix above
+// it as it is (and run.sh keeps the durable section). D1–D6 send 1 KiB
+// messages to a store on disk for a fixed time ([Workload.Duration]) from
+// 1, 4 and 64 producers, one message a call or 32 ([BatchSender]), each
+// producer waiting for every acknowledgement: minibus in each sync mode
+// ([MinibusDurablePeer]) beside NATS JetStream's file store
+// ([NATSFilePeer]) and goqite on a SQLite file ([GoqiteFilePeer]), each in
+// its most durable setting and its default ([DurablePeers]). D7 builds a
+// minibus store of a million messages and times minibus.Open of it: clean,
+// with the page cache dropped, after a crash, and empty after the traffic.
+// The report checks the figures against the targets of the durable store.
+// Stores go to fresh directories under BENCH_DIR (default the system's
+// temporary directory): it must be a disk, not a tmpfs, which the report
+// names.
+//
+//	bench/durable.sh                  # the full set, 3 repetitions: about 8 minutes on 2 cores
+//	BENCH_QUICK=1 bench/durable.sh    # 1/100 of the time and counts: about 15 s
+//
 // # Peers
 //
 // A [Peer] makes fresh broker instances; each adapter file
@@ -58,9 +79,12 @@
 //
 // # Tests
 //
-// The tests move a few hundred messages through every adapter, run every
-// workload on every peer at its smallest count and every scaling variable at
-// its smallest size on minibus and the baseline; they check outcomes and
+// The tests move a few hundred messages through every adapter (the durable
+// ones on disk, single sends and batches, checking that the queue holds
+// every message acknowledged), run every workload of the matrix on every
+// peer at its smallest count, D2, D5 and D7 of the durable set for the
+// shortest time or at the smallest count, and every scaling variable at its
+// smallest size on minibus and the baseline; they check outcomes and
 // counts, never timings. goleak checks that every broker shuts down without leaving a
 // goroutine behind.
 package bench

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -12,8 +14,8 @@ import (
 // queue holds every message, delivers each once, and that Close removes
 // the peer's files.
 func TestDurableAdapters(t *testing.T) {
-	const producers, singles, batches, batchSize = 4, 10, 2, 32
-	const per = singles + batches*batchSize
+	const producers, singles, batches = 4, 10, 2
+	const per = singles + batches*durableBatch
 	for _, p := range DurablePeers() {
 		t.Run(p.Name(), func(t *testing.T) {
 			dir := t.TempDir()
@@ -43,7 +45,7 @@ func TestDurableAdapters(t *testing.T) {
 						i++
 					}
 					for range batches {
-						bodies := make([][]byte, batchSize)
+						bodies := make([][]byte, durableBatch)
 						for j := range bodies {
 							bodies[j] = newBody(i)
 							i++
@@ -74,6 +76,43 @@ func TestDurableAdapters(t *testing.T) {
 			}
 			if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
 				t.Fatalf("Close left %d entries in the directory (%v)", len(left), err)
+			}
+		})
+	}
+}
+
+// TestDurableWorkloadsTiny runs D2 and D5 (four producers, single sends and
+// batches) on every durable peer for the shortest time, and D7 at its
+// smallest count: each run must end ok with finite figures, the queue
+// holding every acknowledged message. It checks no timing.
+func TestDurableWorkloadsTiny(t *testing.T) {
+	for _, id := range []string{"D2", "D5", "D7"} {
+		w := WorkloadByID(id)
+		t.Run(id, func(t *testing.T) {
+			var results []Result
+			RunWorkload(t.Context(), w, RunOptions{Reps: 1, Scale: 1e-9, Dir: t.TempDir()}, func(r Result) {
+				results = append(results, r)
+			})
+			if len(results) != len(w.Peers) {
+				t.Fatalf("%d results, want %d", len(results), len(w.Peers))
+			}
+			for _, r := range results {
+				if r.Status != StatusOK {
+					t.Errorf("%s: status %s (%s)", r.Peer, r.Status, r.Error)
+					continue
+				}
+				for _, c := range w.Columns {
+					v, ok := r.Metrics[c.Key]
+					if !ok && (c.Key == "cold ms" || c.Key == "empty cold ms") && runtime.GOOS != "linux" {
+						continue // no dropping of the page cache off Linux
+					}
+					if !ok || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+						t.Errorf("%s: %s = %v (present %v)", r.Peer, c.Key, v, ok)
+					}
+				}
+				if w.Duration > 0 && r.Metrics["sent"] <= 0 {
+					t.Errorf("%s: nothing sent", r.Peer)
+				}
 			}
 		})
 	}

@@ -21,6 +21,7 @@ type RunFile struct {
 	Peers      []string  `json:"peers"`
 	Machine    Machine   `json:"machine"`
 	MinibusRev string    `json:"minibus_rev,omitempty"`
+	Store      string    `json:"store,omitempty"` // where durable peers kept their files
 	Started    time.Time `json:"started"`
 	Finished   time.Time `json:"finished"`
 	Results    []Result  `json:"results"`
@@ -121,7 +122,7 @@ receivers and scheduled messages, one variable at a time, is in
 		writeWorkload(&b, wl, f)
 	}
 
-	writeIncidents(&b, files, opts.Missing)
+	writeIncidents(&b, "##", files, opts.Missing)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -379,7 +380,9 @@ const pauseWorthNoting = 2.0 // seconds
 // run from which the incident list names the run.
 const otherCPUWorthNoting = 0.25 // CPUs
 
-func writeIncidents(b *strings.Builder, files []RunFile, missing []string) {
+// writeIncidents writes the list of stalls, failures, pauses and busy
+// machines under a heading of the given level ("##").
+func writeIncidents(b *strings.Builder, level string, files []RunFile, missing []string) {
 	var lines []string
 	for _, m := range missing {
 		lines = append(lines, "- "+m)
@@ -417,7 +420,7 @@ func writeIncidents(b *strings.Builder, files []RunFile, missing []string) {
 			lines = append(lines, fmt.Sprintf("- %s: in %d of %d measured runs other processes kept %.2f CPUs or more busy on average (the machine is shared): those figures are less reliable.", f.Workload, busy, measured, otherCPUWorthNoting))
 		}
 	}
-	b.WriteString("\n## Stalls, failures and pauses\n\n")
+	fmt.Fprintf(b, "\n%s Stalls, failures and pauses\n\n", level)
 	if len(lines) == 0 {
 		fmt.Fprintf(b, "None: every run ended normally, none paused for %.0f s or more, no message was delivered twice, and other processes never kept %.2f CPUs busy during a run.\n", pauseWorthNoting, otherCPUWorthNoting)
 		return
@@ -446,7 +449,7 @@ func formatValue(k Kind, v float64) string {
 			return "0"
 		}
 		return fmt.Sprintf("%.0f", v)
-	case Micros:
+	case Micros, Millis, Mebibytes:
 		if v >= 100 {
 			return fmt.Sprintf("%.0f", v)
 		}

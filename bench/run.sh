@@ -7,18 +7,23 @@
 #   BENCH_QUICK=1 bench/run.sh            # 1/100 of the counts: a quick look
 #   BENCH_WORKLOADS="W1 W4" BENCH_PEERS=minibus,btree bench/run.sh
 #   BENCH_SCALING=1 bench/run.sh          # the scaling set instead: bench/scaling.sh
+#   BENCH_DURABLE=1 bench/run.sh          # the durable set instead: bench/durable.sh
 #
 # Environment: BENCH_QUICK=1, BENCH_SCALE (fraction of the full counts),
 # BENCH_REPS (default 3), BENCH_PEERS (comma-separated), BENCH_WORKLOADS
 # (space-separated), BENCH_RUN_TIMEOUT (one run, default 5m), BENCH_STALL
 # (no progress this long stops a run, default 60s), BENCH_PROCESS_TIMEOUT
 # (one workload process, default 12m). Intermediate files go to
-# bench/results/ (ignored by git).
+# bench/results/ (ignored by git). RESULTS.md's durable section, written by
+# bench/durable.sh, is kept as it is.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 if [ -n "${BENCH_SCALING:-}" ]; then
 	exec ./scaling.sh
+fi
+if [ -n "${BENCH_DURABLE:-}" ]; then
+	exec ./durable.sh
 fi
 
 command="bench/run.sh"

@@ -51,7 +51,8 @@ type RunOptions struct {
 	Reps int
 	// Scale multiplies each workload's full message count. Default 1.
 	Scale float64
-	// Peers are the peers to run. Default: all of [Peers].
+	// Peers are the peers to run. Default: the workload's
+	// ([Workload.Peers]), else all of [Peers].
 	Peers []Peer
 	// RunTimeout bounds one run. Default 5 minutes.
 	RunTimeout time.Duration
@@ -61,6 +62,9 @@ type RunOptions struct {
 	StallAfter time.Duration
 	// Log receives a line per run; nil discards.
 	Log io.Writer
+	// Dir is where durable peers make their directories ([Config.Dir]);
+	// empty means os.TempDir().
+	Dir string
 }
 
 // cancelGrace is how long a cancelled run has to return before it is
@@ -73,9 +77,6 @@ func (o RunOptions) withDefaults() RunOptions {
 	}
 	if o.Scale <= 0 {
 		o.Scale = 1
-	}
-	if o.Peers == nil {
-		o.Peers = Peers()
 	}
 	if o.RunTimeout <= 0 {
 		o.RunTimeout = 5 * time.Minute
@@ -94,6 +95,39 @@ func (w *Workload) Count(scale float64) int {
 	return max(int(float64(w.N)*scale), w.MinN)
 }
 
+// DurationAt is how long a timed workload measures at scale: Duration
+// times scale, but at least MinDuration; 0 for a workload that is not
+// timed.
+func (w *Workload) DurationAt(scale float64) time.Duration {
+	if w.Duration == 0 {
+		return 0
+	}
+	return max(time.Duration(float64(w.Duration)*scale), w.MinDuration)
+}
+
+// PeersFor are the peers a run of w with opts runs: opts.Peers, else w's,
+// else all of [Peers]; for a MinibusOnly workload only MinibusPeer among
+// them.
+func (w *Workload) PeersFor(opts RunOptions) []Peer {
+	peers := opts.Peers
+	if peers == nil {
+		peers = w.Peers
+	}
+	if peers == nil {
+		peers = Peers()
+	}
+	if !w.MinibusOnly {
+		return peers
+	}
+	var out []Peer
+	for _, p := range peers {
+		if _, ok := p.(MinibusPeer); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // CountFor is w's message count at scale for peer p: Count, divided by the
 // peer's reduction where w is reducible and p a [Reducer].
 func (w *Workload) CountFor(p Peer, scale float64) int {
@@ -110,15 +144,7 @@ func (w *Workload) CountFor(p Peer, scale float64) int {
 // have run or ctx ends.
 func RunWorkload(ctx context.Context, w *Workload, opts RunOptions, emit func(Result)) {
 	opts = opts.withDefaults()
-	peers := opts.Peers
-	if w.MinibusOnly {
-		peers = nil
-		for _, p := range opts.Peers {
-			if _, ok := p.(MinibusPeer); ok {
-				peers = append(peers, p)
-			}
-		}
-	}
+	peers := w.PeersFor(opts)
 	for rep := range opts.Reps {
 		for i := range peers {
 			if ctx.Err() != nil {
@@ -149,6 +175,8 @@ func RunOnce(ctx context.Context, w *Workload, p Peer, n int, opts RunOptions) R
 	defer cancel()
 
 	env := NewEnv(n)
+	env.Duration = w.DurationAt(opts.Scale)
+	env.Dir = opts.Dir
 	done := make(chan outcome, 1)
 	rw := &runWatch{
 		res:   Result{Workload: w.ID, Peer: p.Name(), N: n},

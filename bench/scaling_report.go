@@ -99,7 +99,7 @@ flat time per message / log2 n is O(n log n) in all).
 		}
 		renamed[i] = f
 	}
-	writeIncidents(&b, sortedPoints(renamed), opts.Missing)
+	writeIncidents(&b, "##", sortedPoints(renamed), opts.Missing)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

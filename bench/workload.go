@@ -30,6 +30,13 @@ type Workload struct {
 	N, MinN int
 	// Columns are the figures the report shows, in order.
 	Columns []Column
+	// Duration, when set, makes the workload timed: a run measures for
+	// Duration times the scale, but at least MinDuration (Env.Duration),
+	// and N is not used.
+	Duration, MinDuration time.Duration
+	// Peers are the peers the workload runs when [RunOptions.Peers] is
+	// nil; nil means [Peers].
+	Peers []Peer
 	// MinibusOnly workloads run minibus and no peer.
 	MinibusOnly bool
 	// Reducible workloads run a [Reducer] peer with fewer messages. Their
@@ -67,6 +74,12 @@ const (
 	Seconds
 	// Ratio prints a factor: 1.42x.
 	Ratio
+	// Millis prints milliseconds with one decimal (three significant
+	// figures above 100).
+	Millis
+	// Mebibytes prints a size in MiB with one decimal (three significant
+	// figures above 100).
+	Mebibytes
 )
 
 // Env is what one run of a workload shares with the runner: its message
@@ -74,6 +87,10 @@ const (
 type Env struct {
 	// N is the number of messages of this run.
 	N int
+	// Duration is how long a timed workload measures in this run.
+	Duration time.Duration
+	// Dir is where durable peers make their directories ([Config.Dir]).
+	Dir string
 
 	progress atomic.Int64
 	idle     atomic.Int32 // > 0 while a phase makes no progress on purpose
@@ -304,9 +321,10 @@ func Workloads() []*Workload {
 	return []*Workload{W1(), W2(), W3(), W4(), W5(), W6(), W7()}
 }
 
-// WorkloadByID returns the workload with that ID ("W3"), or nil.
+// WorkloadByID returns the workload of the matrix or of the durable set
+// with that ID ("W3", "D1"), or nil.
 func WorkloadByID(id string) *Workload {
-	for _, w := range Workloads() {
+	for _, w := range append(Workloads(), DurableWorkloads()...) {
 		if w.ID == id {
 			return w
 		}

@@ -1,26 +1,36 @@
 // Command minibench runs one workload of the minibus benchmark matrix over
-// every peer, or one point of the scaling set over minibus and the btree
-// baseline, or writes RESULTS.md or SCALING.md (and its PNGs) from the files
-// such runs left. bench/run.sh and bench/scaling.sh drive it; run it by hand
-// for one workload or one point:
+// every peer, or one of the durable set over the durable peers, or one
+// point of the scaling set over minibus and the btree baseline, or writes
+// RESULTS.md (its durable section apart) or SCALING.md (and its PNGs) from
+// the files such runs left. bench/run.sh, bench/durable.sh and
+// bench/scaling.sh drive it; run it by hand for one workload or one point:
 //
 //	go run ./cmd/minibench -workload W1 -reps 3 -out results/W1.json
 //	go run ./cmd/minibench -report -in results -md RESULTS.md -command "..."
+//	go run ./cmd/minibench -workload D2 -dir /var/tmp -out results/D2.json
+//	go run ./cmd/minibench -durable-report -in results -md RESULTS.md -command "..."
 //	go run ./cmd/minibench -scaling depth -x 1000000 -out results/S-depth-1000000.json
 //	go run ./cmd/minibench -scaling-report -in results -md SCALING.md -command "..."
 //
-// Environment (flags win): BENCH_QUICK=1 runs 1/100 of the full counts;
-// BENCH_SCALE sets the fraction; BENCH_REPS the repetitions; BENCH_PEERS a
-// comma-separated list of peers; BENCH_RUN_TIMEOUT and BENCH_STALL the
-// per-run limits (Go durations).
+// -report rewrites RESULTS.md but keeps its durable section; -durable-report
+// rewrites that section only (appending it if missing).
+//
+// Environment (flags win): BENCH_QUICK=1 runs 1/100 of the full counts
+// (and durations); BENCH_SCALE sets the fraction; BENCH_REPS the
+// repetitions; BENCH_PEERS a comma-separated list of peers; BENCH_DIR where
+// the durable peers make their directories (default the system's temporary
+// directory); BENCH_RUN_TIMEOUT and BENCH_STALL the per-run limits (Go
+// durations).
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -84,10 +94,11 @@ func envDefaults() (defaults, error) {
 // flags are the command line.
 type flags struct {
 	workload, peers, out, rev string
+	dir                       string
 	reps                      int
 	scale                     float64
 	runTimeout, stall         time.Duration
-	report                    bool
+	report, durableReport     bool
 	in, md, command, missing  string
 	scaling                   string
 	x                         int
@@ -98,7 +109,7 @@ type flags struct {
 
 func parseFlags(def defaults) flags {
 	var f flags
-	flag.StringVar(&f.workload, "workload", "", "the workload to run: W1 … W7")
+	flag.StringVar(&f.workload, "workload", "", "the workload to run: W1 … W7, D1 … D7")
 	flag.IntVar(&f.reps, "reps", def.reps, "repetitions; each runs every peer in turn")
 	flag.Float64Var(&f.scale, "scale", def.scale, "fraction of the full message counts (BENCH_QUICK=1: 0.01)")
 	flag.StringVar(&f.peers, "peers", env("BENCH_PEERS", ""), "comma-separated peers to run (default all; for -scaling minibus,btree)")
@@ -106,12 +117,14 @@ func parseFlags(def defaults) flags {
 	flag.DurationVar(&f.stall, "stall", def.stall, "cancel a run in which no message went through for this long")
 	flag.StringVar(&f.out, "out", "", "write the results as JSON to this file after every run")
 	flag.StringVar(&f.rev, "minibus-rev", "", "the minibus revision to record")
+	flag.StringVar(&f.dir, "dir", env("BENCH_DIR", ""), "where durable peers make their directories (default the system's temporary directory)")
 
-	flag.BoolVar(&f.report, "report", false, "write the report from the JSON files in -in")
-	flag.StringVar(&f.in, "in", "results", "with -report or -scaling-report: the folder of JSON files")
-	flag.StringVar(&f.md, "md", "RESULTS.md", "with -report or -scaling-report: the markdown file to write")
-	flag.StringVar(&f.command, "command", "", "with -report or -scaling-report: the command to name")
-	flag.StringVar(&f.missing, "missing", "", "with -report or -scaling-report: semicolon-separated notes on runs that left no file")
+	flag.BoolVar(&f.report, "report", false, "write the report from the W*.json files in -in, keeping the durable section of -md")
+	flag.BoolVar(&f.durableReport, "durable-report", false, "write the durable section of -md from the D*.json files in -in")
+	flag.StringVar(&f.in, "in", "results", "with -report, -durable-report or -scaling-report: the folder of JSON files")
+	flag.StringVar(&f.md, "md", "RESULTS.md", "with -report, -durable-report or -scaling-report: the markdown file to write")
+	flag.StringVar(&f.command, "command", "", "with -report, -durable-report or -scaling-report: the command to name")
+	flag.StringVar(&f.missing, "missing", "", "with -report, -durable-report or -scaling-report: semicolon-separated notes on runs that left no file")
 
 	flag.StringVar(&f.scaling, "scaling", "", "run one point of a scaling variable: depth, fanout, entities, blocked or jump (with -x)")
 	flag.IntVar(&f.x, "x", 0, "with -scaling: the size of the point")
@@ -131,6 +144,8 @@ func run() error {
 	switch {
 	case f.report:
 		return writeReport(f.in, f.md, f.command, f.missing)
+	case f.durableReport:
+		return writeDurableReport(f.in, f.md, f.command, f.missing)
 	case f.scalingReport:
 		return writeScalingReport(f.in, f.md, f.command, f.missing)
 	case f.points != "":
@@ -146,6 +161,7 @@ func run() error {
 		RunTimeout: f.runTimeout,
 		StallAfter: f.stall,
 		Log:        os.Stderr,
+		Dir:        f.dir,
 	}
 	if f.scaling != "" {
 		opts.Peers = bench.ScalingPeers()
@@ -156,13 +172,8 @@ func run() error {
 		}
 	}
 	names := []string{}
-	for _, p := range opts.Peers {
+	for _, p := range w.PeersFor(opts) {
 		names = append(names, p.Name())
-	}
-	if opts.Peers == nil {
-		for _, p := range bench.Peers() {
-			names = append(names, p.Name())
-		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -178,6 +189,9 @@ func run() error {
 		MinibusRev: f.rev,
 		Started:    time.Now().UTC(),
 	}
+	if w.Peers != nil {
+		rf.Store = bench.DescribeStoreDir(f.dir)
+	}
 	return runAndSave(ctx, w, opts, rf, f.out)
 }
 
@@ -187,7 +201,7 @@ func (f flags) selectWorkload() (*bench.Workload, error) {
 	if f.scaling == "" {
 		w := bench.WorkloadByID(f.workload)
 		if w == nil {
-			return nil, fmt.Errorf("-workload %q: want one of W1 … W7", f.workload)
+			return nil, fmt.Errorf("-workload %q: want one of W1 … W7, D1 … D7", f.workload)
 		}
 		return w, nil
 	}
@@ -248,17 +262,11 @@ func printPoints(id string, quick bool) error {
 func selectPeers(list string) ([]bench.Peer, error) {
 	var out []bench.Peer
 	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		found := false
-		for _, p := range bench.Peers() {
-			if p.Name() == name {
-				out = append(out, p)
-				found = true
-			}
-		}
-		if !found {
+		p := bench.PeerByName(strings.TrimSpace(name))
+		if p == nil {
 			return nil, fmt.Errorf("no peer %q", name)
 		}
+		out = append(out, p)
 	}
 	return out, nil
 }
@@ -277,13 +285,62 @@ func writeJSON(path string, v any) error {
 	return os.Rename(tmp, path)
 }
 
+// writeReport writes md from the W*.json files in in, keeping the durable
+// section md has.
 func writeReport(in, md, command, missing string) error {
 	files, err := readRunFiles(in, "W*.json")
 	if err != nil {
 		return err
 	}
+	keep, err := readMarkdown(md)
+	if err != nil {
+		return err
+	}
 	opts := bench.ReportOptions{Command: command, Date: time.Now(), Missing: splitMissing(missing)}
-	return writeFile(md, func(w io.Writer) error { return bench.WriteReport(w, files, opts) })
+	var b strings.Builder
+	if err := bench.WriteReport(&b, files, opts); err != nil {
+		return err
+	}
+	out := b.String()
+	if section := bench.DurableSection(keep); section != "" {
+		out = bench.SpliceDurable(out, section)
+	}
+	return writeFile(md, func(w io.Writer) error {
+		_, err := io.WriteString(w, out)
+		return err
+	})
+}
+
+// writeDurableReport rewrites the durable section of md (appending it if
+// missing) from the D*.json files in in.
+func writeDurableReport(in, md, command, missing string) error {
+	files, err := readRunFiles(in, "D*.json")
+	if err != nil {
+		return err
+	}
+	old, err := readMarkdown(md)
+	if err != nil {
+		return err
+	}
+	opts := bench.ReportOptions{Command: command, Date: time.Now(), Missing: splitMissing(missing)}
+	var b strings.Builder
+	if err := bench.WriteDurableReport(&b, files, opts); err != nil {
+		return err
+	}
+	out := bench.SpliceDurable(old, strings.TrimSuffix(b.String(), "\n"))
+	return writeFile(md, func(w io.Writer) error {
+		_, err := io.WriteString(w, out)
+		return err
+	})
+}
+
+// readMarkdown reads md, or returns "" if it does not exist.
+func readMarkdown(md string) (string, error) {
+	b, err := os.ReadFile(md)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	return string(b), err
 }
 
 // readRunFiles reads the run files in that match pattern.
