@@ -63,7 +63,7 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	if err != nil {
 		return nil, err // a nil *os.File must not become a non-nil File
 	}
-	return f, nil
+	return wrapFile(f), nil
 }
 
 func (osFS) Rename(oldpath, newpath string) error         { return os.Rename(oldpath, newpath) }

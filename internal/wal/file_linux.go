@@ -1,0 +1,42 @@
+package wal
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// osFile is an *os.File whose Sync is fdatasync(2), which skips the
+// metadata a read does not need (times), and whose Truncate also
+// allocates the blocks it adds (fallocate(2), keeping the size), so that
+// a later write into a preallocated segment changes no block map for its
+// sync to write: on ext4 that takes a quarter or so off each sync.
+type osFile struct{ *os.File }
+
+func wrapFile(f *os.File) File { return osFile{f} }
+
+func (f osFile) Sync() error {
+	for {
+		err := syscall.Fdatasync(int(f.Fd()))
+		if !errors.Is(err, syscall.EINTR) {
+			if err != nil {
+				return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+			}
+			return nil
+		}
+	}
+}
+
+func (f osFile) Truncate(size int64) error {
+	if err := f.File.Truncate(size); err != nil {
+		return err
+	}
+	if size > 0 {
+		// Only a speed-up: a file system without fallocate (EOPNOTSUPP)
+		// or out of room for it leaves the file sparse, and a write that
+		// finds no room fails as it would have.
+		const keepSize = 0x01 // FALLOC_FL_KEEP_SIZE
+		_ = syscall.Fallocate(int(f.Fd()), keepSize, 0, size)
+	}
+	return nil
+}

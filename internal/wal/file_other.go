@@ -1,0 +1,7 @@
+//go:build !linux
+
+package wal
+
+import "os"
+
+func wrapFile(f *os.File) File { return f }
