@@ -10,7 +10,7 @@ import (
 // metadata a read does not need (times), and whose Truncate also
 // allocates the blocks it adds (fallocate(2), keeping the size), so that
 // a later write into a preallocated segment changes no block map for its
-// sync to write: on ext4 that takes a quarter or so off each sync.
+// sync to write: on ext4 that takes a tenth to a quarter off each sync.
 type osFile struct{ *os.File }
 
 func wrapFile(f *os.File) File { return osFile{f} }
