@@ -68,6 +68,15 @@
 // broker event and [WithFaultInjector] makes chosen calls fail. Package
 // minibustest bundles them for tests.
 //
+// # Durability
+//
+// [NewNamespace] keeps everything in memory. [Open] returns a namespace
+// kept in a directory: every change is appended to a checksummed
+// write-ahead log before the call returns, fsynced as [WithSync] says, and
+// a later Open of the directory finds the entities, messages, delivery
+// counts, session state and duplicate-detection history as they were;
+// locks open at a crash have ended (SEMANTICS L6).
+//
 // # Time and clocks
 //
 // All time comes from the namespace clock, set with [WithClock]
@@ -112,10 +121,6 @@
 // (created, updated, deleted, deleted on idle) at Info, dead-lettering by
 // the broker at Debug. The default discards everything.
 //
-// # Caveats
-//
-// Messages live in memory only.
-//
 // # Architecture
 //
 // The folders are the layers; each imports only those below it:
@@ -129,10 +134,14 @@
 //	internal/store/          one entity's messages: btree indexes, the
 //	                         arena, the list of locks, the deadline index,
 //	                         recycled records, the byte quota
+//	internal/wal/            the write-ahead log of a durable namespace:
+//	                         segments, checksummed records, group commit,
+//	                         snapshots, and a file system that can crash
 //	internal/sqlfilter/      the SQL filter and action language, and
 //	                         correlation filters
 //	internal/errs/           the sentinel errors this package re-exports
 //	internal/modeltest/      the reference model of the model-based test
+//	minibustest/             the test environment built on the root
 //
 // A call flows the same way every time. The root checks its arguments and
 // copies the caller's messages into store records. The engine reads the
@@ -148,6 +157,6 @@
 // channel; a blocked receive waits on a channel of its own.
 //
 // The engine's transitions take their instant as an argument and read no
-// clock, so that a write-ahead log can record and replay them; the engine's
-// package documentation says how one would plug in.
+// clock, so that the write-ahead log records them and replays them through
+// the same code; the engine's package documentation says how.
 package minibus

@@ -27,7 +27,7 @@
 // taken with no entity lock held, and no lock at all is held while the
 // observer runs (events.go).
 //
-// # Durability seam
+// # Durability
 //
 // The durable state of a namespace is its entity definitions (Create,
 // Update, Delete), the messages accepted with their sequence numbers, and
@@ -35,10 +35,12 @@
 // reason, activation with a new number, and removal. Every one of those
 // changes is a method in transitions.go (and Create, Update and Delete), and
 // each takes what it needs as arguments, the instant included, reading no
-// clock. A write-ahead log plugs in there: each transition appends one record
-// while the entity's lock is held, so log order is state order, and a call
-// returns once its records are as durable as the log promises; recovery
-// replays the records through the same methods. Locks are not durable: at
-// recovery every lock has ended (SEMANTICS L6), and the catch-up then runs at
-// the clock's now, as after a jump of a mock clock.
+// clock. A durable broker has a Journal (journal.go): each transition
+// appends one record while the entity's lock is held, so log order is state
+// order, and each exported call ends by waiting until its records are as
+// durable as the log promises. Recover (replay.go, replay_entity.go)
+// rebuilds a broker from the newest snapshot (snapshot.go) and the records
+// after it, through the same methods. Locks are not durable: at recovery
+// every lock has ended (SEMANTICS L6), and the catch-up then runs at the
+// clock's now, as after a jump of a mock clock.
 package engine

@@ -348,38 +348,14 @@ func (b *Broker) restoreEntity(d *decoder, topic *Entity, fwd *[]*forward) (*Ent
 	e.updated, e.accessed, e.lastActivation, e.seq = v[1], v[2], v[4], v[5]
 	e.lastActivity.Store(v[3])
 	e.deleted.Store(!live)
-	for d.u8() == 1 && d.err == nil {
-		if e.dups == nil {
-			return nil, errDiverged
-		}
-		e.dups.add(d.str(), d.svar())
+	if err := e.restoreDups(d); err != nil {
+		return nil, err
 	}
-	for d.u8() == 1 && d.err == nil {
-		if e.sessions == nil {
-			return nil, errDiverged
-		}
-		s := &session{id: d.str(), state: d.bytes()}
-		e.sessions.byID[s.id] = s
-		if d.boolean() {
-			s.holder = &Receiver{e: e, q: store.Main, mode: Mode(d.u8()), sess: s}
-			s.acceptedAt, s.lockedUntil = d.svar(), d.svar()
-			e.sessions.locks.ReplaceOrInsert(sessLock{s.lockedUntil, s.id})
-			e.st.Hold(s.id)
-		}
+	if err := e.restoreSessions(d); err != nil {
+		return nil, err
 	}
-	for d.u8() == 1 && d.err == nil {
-		q, k, st, due, until := store.Queue(d.u8()), d.key(), store.State(d.u8()), d.svar(), d.svar()
-		m := d.message()
-		if d.err != nil {
-			break
-		}
-		if e.st.Find(q, k, m.SessionID) != nil {
-			return nil, fmt.Errorf("%w: message %d twice", errDiverged, k.Seq)
-		}
-		e.st.Restore(m, k, q, st, due, until)
-		if st == store.Locked {
-			e.noteLockReplay(m)
-		}
+	if err := e.restoreMessages(d); err != nil {
+		return nil, err
 	}
 	for d.u8() == 1 && d.err == nil {
 		f := &forward{from: e, key: d.key(), to: d.str(), at: d.svar(), order: d.uvar()}
@@ -401,4 +377,54 @@ func (b *Broker) restoreEntity(d *decoder, topic *Entity, fwd *[]*forward) (*Ent
 	}
 	e.rescheduleLocked()
 	return e, nil
+}
+
+// restoreDups reads e's duplicate-detection history.
+func (e *Entity) restoreDups(d *decoder) error {
+	for d.u8() == 1 && d.err == nil {
+		if e.dups == nil {
+			return errDiverged
+		}
+		e.dups.add(d.str(), d.svar())
+	}
+	return d.err
+}
+
+// restoreSessions reads e's sessions: their state and, for a session held
+// when the snapshot was taken, its holder and lock.
+func (e *Entity) restoreSessions(d *decoder) error {
+	for d.u8() == 1 && d.err == nil {
+		if e.sessions == nil {
+			return errDiverged
+		}
+		s := &session{id: d.str(), state: d.bytes()}
+		e.sessions.byID[s.id] = s
+		if d.boolean() {
+			s.holder = &Receiver{e: e, q: store.Main, mode: Mode(d.u8()), sess: s}
+			s.acceptedAt, s.lockedUntil = d.svar(), d.svar()
+			e.sessions.locks.ReplaceOrInsert(sessLock{s.lockedUntil, s.id})
+			e.st.Hold(s.id)
+		}
+	}
+	return d.err
+}
+
+// restoreMessages reads e's messages, each with its queue, key, state and
+// deadlines.
+func (e *Entity) restoreMessages(d *decoder) error {
+	for d.u8() == 1 && d.err == nil {
+		q, k, st, due, until := store.Queue(d.u8()), d.key(), store.State(d.u8()), d.svar(), d.svar()
+		m := d.message()
+		if d.err != nil {
+			break
+		}
+		if e.st.Find(q, k, m.SessionID) != nil {
+			return fmt.Errorf("%w: message %d twice", errDiverged, k.Seq)
+		}
+		e.st.Restore(m, k, q, st, due, until)
+		if st == store.Locked {
+			e.noteLockReplay(m)
+		}
+	}
+	return d.err
 }
