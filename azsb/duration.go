@@ -72,57 +72,72 @@ func parseDuration(field string, p *string) (time.Duration, error) {
 	if p == nil {
 		return 0, nil
 	}
-	s := *p
-	bad := func() (time.Duration, error) {
-		return 0, fmt.Errorf("azsb: %s: %q is not an ISO 8601 duration: %w", field, s, minibus.ErrInvalidArgument)
-	}
-	rest, ok := strings.CutPrefix(s, "P")
-	if !ok || rest == "" {
-		return bad()
-	}
-	var total float64 // seconds
-	inTime := false
-	units := map[bool]map[byte]float64{
-		false: {'Y': 365 * 86400, 'M': 30 * 86400, 'W': 7 * 86400, 'D': 86400},
-		true:  {'H': 3600, 'M': 60, 'S': 1},
-	}
-	any := false
-	for rest != "" {
-		if rest[0] == 'T' {
-			if inTime {
-				return bad()
-			}
-			inTime = true
-			rest = rest[1:]
-			if rest == "" {
-				return bad()
-			}
-			continue
-		}
-		i := 0
-		for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.') {
-			i++
-		}
-		if i == 0 || i == len(rest) {
-			return bad()
-		}
-		n, err := strconv.ParseFloat(rest[:i], 64)
-		if err != nil {
-			return bad()
-		}
-		unit, ok := units[inTime][rest[i]]
-		if !ok || (strings.Contains(rest[:i], ".") && !(inTime && rest[i] == 'S')) {
-			return bad()
-		}
-		total += n * unit
-		any = true
-		rest = rest[i+1:]
-	}
-	if !any {
-		return bad()
+	total, ok := isoSeconds(*p)
+	if !ok {
+		return 0, fmt.Errorf("azsb: %s: %q is not an ISO 8601 duration: %w", field, *p, minibus.ErrInvalidArgument)
 	}
 	if total >= float64(math.MaxInt64)/float64(time.Second) {
 		return 0, nil // TimeSpan.MaxValue and anything past time.Duration: never
 	}
 	return time.Duration(math.Round(total * float64(time.Second))), nil
+}
+
+// isoSeconds reads ISO 8601 duration s as parseDuration describes, in
+// seconds; ok is false if s is not one.
+func isoSeconds(s string) (total float64, ok bool) {
+	rest, ok := strings.CutPrefix(s, "P")
+	if !ok || rest == "" {
+		return 0, false
+	}
+	inTime, found := false, false
+	for rest != "" {
+		if rest[0] == 'T' {
+			if inTime || len(rest) == 1 {
+				return 0, false
+			}
+			inTime, rest = true, rest[1:]
+			continue
+		}
+		secs, tail, ok := isoTerm(rest, inTime)
+		if !ok {
+			return 0, false
+		}
+		total += secs
+		found = true
+		rest = tail
+	}
+	return total, found
+}
+
+// The seconds in a unit of an ISO 8601 duration: in its date part, and in
+// its time part (after the T), where M is minutes rather than months.
+var (
+	isoDateUnits = map[byte]float64{'Y': 365 * 86400, 'M': 30 * 86400, 'W': 7 * 86400, 'D': 86400}
+	isoTimeUnits = map[byte]float64{'H': 3600, 'M': 60, 'S': 1}
+)
+
+// isoTerm reads one number and its unit from the start of s ("30M": 30
+// minutes in the time part, 30 months in the date part) and returns it in
+// seconds with the rest of s. Only seconds may have decimals.
+func isoTerm(s string, inTime bool) (secs float64, rest string, ok bool) {
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		i++
+	}
+	if i == 0 || i == len(s) {
+		return 0, "", false
+	}
+	n, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil {
+		return 0, "", false
+	}
+	units := isoDateUnits
+	if inTime {
+		units = isoTimeUnits
+	}
+	unit, ok := units[s[i]]
+	if !ok || (strings.Contains(s[:i], ".") && !(inTime && s[i] == 'S')) {
+		return 0, "", false
+	}
+	return n * unit, s[i+1:], true
 }
