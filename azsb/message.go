@@ -168,89 +168,123 @@ func fromAMQP(am *amqp.Message, i int) (*minibus.Message, error) {
 	}
 	out := &minibus.Message{ApplicationProperties: props}
 	var extra amqp.Message
-	keep := false
-	if p := am.Properties; p != nil {
-		out.ContentType, out.Subject, out.To = str(p.ContentType), str(p.Subject), str(p.To)
-		out.ReplyTo, out.ReplyToSessionID, out.SessionID = str(p.ReplyTo), str(p.ReplyToGroupID), str(p.GroupID)
-		var ep amqp.MessageProperties
-		switch id := p.MessageID.(type) {
-		case nil:
-		case string:
-			out.MessageID = id
-		default:
-			ep.MessageID = id
-		}
-		switch id := p.CorrelationID.(type) {
-		case nil:
-		case string:
-			out.CorrelationID = id
-		default:
-			ep.CorrelationID = id
-		}
-		ep.ContentEncoding, ep.CreationTime, ep.AbsoluteExpiryTime = p.ContentEncoding, p.CreationTime, p.AbsoluteExpiryTime
-		ep.GroupSequence, ep.UserID = p.GroupSequence, p.UserID
-		if ep.MessageID != nil || ep.CorrelationID != nil || ep.ContentEncoding != nil || ep.CreationTime != nil ||
-			ep.AbsoluteExpiryTime != nil || ep.GroupSequence != nil || ep.UserID != nil {
-			extra.Properties = &ep
-			keep = true
-		}
+	propertiesFromAMQP(out, &extra, am.Properties)
+	headerFromAMQP(out, &extra, am.Header)
+	annotationsFromAMQP(out, &extra, am.Annotations)
+	bodyFromAMQP(out, &extra, am)
+	if len(am.Footer) > 0 {
+		extra.Footer = am.Footer
 	}
-	if h := am.Header; h != nil {
-		out.TimeToLive = h.TTL
-		// The SDK's own messages carry a header with priority 0 when they
-		// have a TTL; AMQP's default is 4. Neither is worth keeping.
-		if h.Durable || (h.Priority != 4 && h.Priority != 0) {
-			extra.Header = &amqp.MessageHeader{Durable: h.Durable, Priority: h.Priority}
-			keep = true
-		}
+	if !hasSections(&extra) {
+		return out, nil
 	}
-	for k, v := range am.Annotations {
-		switch k {
-		case annotPartitionKey:
-			if s, ok := v.(string); ok {
-				out.PartitionKey = s
-				continue
-			}
-		case annotScheduledTime:
-			switch t := v.(type) {
-			case time.Time:
-				out.ScheduledEnqueueTime = t
-				continue
-			case *time.Time:
-				if t != nil {
-					out.ScheduledEnqueueTime = *t
-				}
-				continue
-			}
+	enc, err := extra.MarshalBinary()
+	if err != nil {
+		return nil, clientError(minibus.ErrInvalidArgument, fmt.Sprintf("azsb: message %d: %v", i, err))
+	}
+	if !copied {
+		out.ApplicationProperties = make(map[string]any, len(props)+1)
+		maps.Copy(out.ApplicationProperties, props)
+	}
+	out.ApplicationProperties[amqpSectionsProperty] = enc
+	return out, nil
+}
+
+// The helpers of fromAMQP each take one part of an AMQP message: what
+// minibus has a field for goes into out, the rest into extra.
+
+// propertiesFromAMQP takes the AMQP properties p, which may be nil.
+func propertiesFromAMQP(out *minibus.Message, extra *amqp.Message, p *amqp.MessageProperties) {
+	if p == nil {
+		return
+	}
+	out.ContentType, out.Subject, out.To = str(p.ContentType), str(p.Subject), str(p.To)
+	out.ReplyTo, out.ReplyToSessionID, out.SessionID = str(p.ReplyTo), str(p.ReplyToGroupID), str(p.GroupID)
+	var ep amqp.MessageProperties
+	out.MessageID, ep.MessageID = splitID(p.MessageID)
+	out.CorrelationID, ep.CorrelationID = splitID(p.CorrelationID)
+	ep.ContentEncoding, ep.CreationTime, ep.AbsoluteExpiryTime = p.ContentEncoding, p.CreationTime, p.AbsoluteExpiryTime
+	ep.GroupSequence, ep.UserID = p.GroupSequence, p.UserID
+	if ep.MessageID != nil || ep.CorrelationID != nil || ep.ContentEncoding != nil || ep.CreationTime != nil ||
+		ep.AbsoluteExpiryTime != nil || ep.GroupSequence != nil || ep.UserID != nil {
+		extra.Properties = &ep
+	}
+}
+
+// splitID gives a string message or correlation id as minibus's id, and
+// an id of another AMQP type as the one to keep.
+func splitID(id any) (string, any) {
+	if s, ok := id.(string); ok {
+		return s, nil
+	}
+	return "", id
+}
+
+// headerFromAMQP takes the AMQP header h, which may be nil.
+func headerFromAMQP(out *minibus.Message, extra *amqp.Message, h *amqp.MessageHeader) {
+	if h == nil {
+		return
+	}
+	out.TimeToLive = h.TTL
+	// The SDK's own messages carry a header with priority 0 when they
+	// have a TTL; AMQP's default is 4. Neither is worth keeping.
+	if h.Durable || (h.Priority != 4 && h.Priority != 0) {
+		extra.Header = &amqp.MessageHeader{Durable: h.Durable, Priority: h.Priority}
+	}
+}
+
+// annotationsFromAMQP takes the message annotations.
+func annotationsFromAMQP(out *minibus.Message, extra *amqp.Message, annots amqp.Annotations) {
+	for k, v := range annots {
+		if annotationToField(out, k, v) {
+			continue
 		}
 		if extra.Annotations == nil {
 			extra.Annotations = amqp.Annotations{}
 		}
 		extra.Annotations[k] = v
-		keep = true
 	}
+}
+
+// annotationToField takes a string partition key annotation into
+// out.PartitionKey and a time.Time or *time.Time schedule annotation into
+// out.ScheduledEnqueueTime, and reports whether it took the annotation k.
+func annotationToField(out *minibus.Message, k, v any) bool {
+	switch k {
+	case annotPartitionKey:
+		if s, ok := v.(string); ok {
+			out.PartitionKey = s
+			return true
+		}
+	case annotScheduledTime:
+		switch t := v.(type) {
+		case time.Time:
+			out.ScheduledEnqueueTime = t
+			return true
+		case *time.Time:
+			if t != nil {
+				out.ScheduledEnqueueTime = *t
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// bodyFromAMQP takes am's body: exactly one data section is out.Body, any
+// other body not empty is kept whole.
+func bodyFromAMQP(out *minibus.Message, extra *amqp.Message, am *amqp.Message) {
 	if len(am.Data) == 1 && am.Value == nil && len(am.Sequence) == 0 {
 		out.Body = am.Data[0]
 	} else if len(am.Data) > 0 || am.Value != nil || len(am.Sequence) > 0 {
 		extra.Data, extra.Value, extra.Sequence = am.Data, am.Value, am.Sequence
-		keep = true
 	}
-	if len(am.Footer) > 0 {
-		extra.Footer = am.Footer
-		keep = true
-	}
-	if keep {
-		enc, err := extra.MarshalBinary()
-		if err != nil {
-			return nil, clientError(minibus.ErrInvalidArgument, fmt.Sprintf("azsb: message %d: %v", i, err))
-		}
-		if !copied {
-			out.ApplicationProperties = make(map[string]any, len(props)+1)
-			maps.Copy(out.ApplicationProperties, props)
-		}
-		out.ApplicationProperties[amqpSectionsProperty] = enc
-	}
-	return out, nil
+}
+
+// hasSections reports whether fromAMQP kept anything in x.
+func hasSections(x *amqp.Message) bool {
+	return x.Properties != nil || x.Header != nil || x.Annotations != nil || x.Footer != nil ||
+		x.Data != nil || x.Value != nil || x.Sequence != nil
 }
 
 // newUUID returns a random RFC 4122 version 4 UUID, the MessageID the SDK

@@ -51,8 +51,25 @@ func ref(p *string) *string {
 	return p
 }
 
+// fill converts m into s: the received message, then its raw AMQP view
+// with what fromAMQP kept put back.
 func fill(s *slot, m *minibus.ReceivedMessage, dlq bool) {
-	rm, raw, p := &s.rm, &s.raw, &s.props
+	rm, raw := &s.rm, &s.raw
+	fillFields(rm, m)
+	appProps, extra := takeSections(m.ApplicationProperties) // minibus's own copy: ours to change
+	appProps = withDeadLetter(rm, m, appProps, dlq)
+	rm.ApplicationProperties = appProps
+	if len(appProps) > 0 {
+		raw.ApplicationProperties = maps.Clone(appProps)
+	}
+	fillRaw(s, m)
+	if extra != nil {
+		mergeExtra(s, extra)
+	}
+}
+
+// fillFields sets rm's fields from m's.
+func fillFields(rm *azservicebus.ReceivedMessage, m *minibus.ReceivedMessage) {
 	rm.MessageID = m.MessageID
 	rm.Body = m.Body
 	rm.ContentType = ref(&m.ContentType)
@@ -84,33 +101,47 @@ func fill(s *slot, m *minibus.ReceivedMessage, dlq bool) {
 	if !m.ScheduledEnqueueTime.IsZero() {
 		rm.ScheduledEnqueueTime = &m.ScheduledEnqueueTime
 	}
+}
 
-	appProps := m.ApplicationProperties // minibus's own copy: ours to change
-	var extra *amqp.Message
-	if enc, ok := appProps[amqpSectionsProperty].([]byte); ok {
-		delete(appProps, amqpSectionsProperty)
-		var x amqp.Message
-		if x.UnmarshalBinary(enc) == nil {
-			extra = &x
-		}
-		if len(appProps) == 0 {
-			appProps = nil
-		}
+// takeSections removes amqpSectionsProperty from the application
+// properties appProps and decodes it: extra is nil if there is none or it
+// does not decode. Properties left empty are nil.
+func takeSections(appProps map[string]any) (_ map[string]any, extra *amqp.Message) {
+	enc, ok := appProps[amqpSectionsProperty].([]byte)
+	if !ok {
+		return appProps, nil
 	}
-	if dlq || m.DeadLetterReason != "" || m.DeadLetterErrorDescription != "" {
-		if appProps == nil {
-			appProps = make(map[string]any, 2)
-		}
-		appProps[propDeadLetterReason] = m.DeadLetterReason
-		appProps[propDeadLetterDescription] = m.DeadLetterErrorDescription
-		rm.DeadLetterReason, rm.DeadLetterErrorDescription = &m.DeadLetterReason, &m.DeadLetterErrorDescription
+	delete(appProps, amqpSectionsProperty)
+	var x amqp.Message
+	if x.UnmarshalBinary(enc) == nil {
+		extra = &x
 	}
-	rm.ApplicationProperties = appProps
-	if len(appProps) > 0 {
-		raw.ApplicationProperties = maps.Clone(appProps)
+	if len(appProps) == 0 {
+		appProps = nil
 	}
+	return appProps, extra
+}
 
-	// The raw AMQP view, as the service delivers the message.
+// withDeadLetter sets rm's DeadLetterReason and DeadLetterErrorDescription
+// and adds them to the application properties appProps, for a message of a
+// dead-letter queue (dlq) or one that has either.
+func withDeadLetter(rm *azservicebus.ReceivedMessage, m *minibus.ReceivedMessage, appProps map[string]any, dlq bool) map[string]any {
+	if !dlq && m.DeadLetterReason == "" && m.DeadLetterErrorDescription == "" {
+		return appProps
+	}
+	if appProps == nil {
+		appProps = make(map[string]any, 2)
+	}
+	appProps[propDeadLetterReason] = m.DeadLetterReason
+	appProps[propDeadLetterDescription] = m.DeadLetterErrorDescription
+	rm.DeadLetterReason, rm.DeadLetterErrorDescription = &m.DeadLetterReason, &m.DeadLetterErrorDescription
+	return appProps
+}
+
+// fillRaw sets s.rm's raw AMQP view, as the service delivers the message,
+// from m and the fields fillFields set.
+func fillRaw(s *slot, m *minibus.ReceivedMessage) {
+	rm, raw, p := &s.rm, &s.raw, &s.props
 	rm.RawAMQPMessage = raw
 	p.ContentType, p.Subject, p.To, p.ReplyTo = rm.ContentType, rm.Subject, rm.To, rm.ReplyTo
 	p.ReplyToGroupID, p.GroupID = rm.ReplyToSessionID, rm.SessionID
@@ -130,6 +161,11 @@ func fill(s *slot, m *minibus.ReceivedMessage, dlq bool) {
 		s.tag = dotnetOrder(m.LockToken)
 		raw.DeliveryTag = s.tag[:]
 	}
+	raw.MessageAnnotations = brokerAnnotations(rm, m)
+}
+
+// brokerAnnotations are the message annotations the service sets on m.
+func brokerAnnotations(rm *azservicebus.ReceivedMessage, m *minibus.ReceivedMessage) map[any]any {
 	annots := make(map[any]any, 8)
 	annots[annotSequenceNumber] = m.SequenceNumber
 	annots[annotEnqueuedTime] = m.EnqueuedTime
@@ -149,10 +185,7 @@ func fill(s *slot, m *minibus.ReceivedMessage, dlq bool) {
 	if rm.DeadLetterSource != nil {
 		annots[annotDeadLetterSrc] = m.DeadLetterSource
 	}
-	raw.MessageAnnotations = annots
-	if extra != nil {
-		mergeExtra(s, extra)
-	}
+	return annots
 }
 
 // mergeExtra puts back what fromAMQP kept in amqpSectionsProperty.
