@@ -1,10 +1,12 @@
 package minibus_test
 
 // The smallest tests for broker bugs the model-based tests found, each
-// citing its SEMANTICS rule; they failed before the fixes and guard them.
+// citing its SEMANTICS rule: first those fixed, which failed before the
+// fixes and guard them, then those still open, which fail until fixed.
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -73,4 +75,161 @@ func TestRegressionE1_ScheduledPeekTTL(t *testing.T) {
 	require.Len(t, active, 1)
 	require.Equal(t, 10*time.Second, active[0].TimeToLive)
 	require.Equal(t, 10*time.Second, peeked[0].TimeToLive)
+}
+
+// The regression tests below pin broker bugs the model found in sessions,
+// duplicate detection and auto-forwarding. They fail until the bugs are
+// fixed; internal/modeltest steps around them (knownUnstamped,
+// knownFullReset, knownLatePrune, jump's ties, forwardedInto), so that
+// TestModel keeps checking everything else.
+
+// F2, Q3: a message its source cannot forward goes to the source's transfer
+// dead-letter queue (F3). The source accepted it at the instant it left,
+// and it keeps that EnqueuedTime as any dead-lettered message keeps its own
+// (D2). The broker never stamps it: EnqueuedTime reads 1970-01-01 (Unix 0),
+// ExpiresAt zero and TimeToLive the one it was sent with.
+func TestRegressionF2_TransferDeadLetterEnqueuedTime(t *testing.T) {
+	e := newEnv(t)
+	e.mock.Add(time.Minute)
+	e.queue("dest", &minibus.QueueProperties{Status: minibus.EntityStatusDisabled})
+	src := e.queue("src", &minibus.QueueProperties{ForwardTo: "dest", DefaultMessageTimeToLive: time.Hour})
+	require.NoError(t, src.SendMessage(e.ctx, &minibus.Message{MessageID: "m"}, nil))
+	d := e.peekAll(e.receiver(src, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueTransfer}))
+	require.Len(t, d, 1)
+	require.Equal(t, "TransferFailed", d[0].DeadLetterReason)
+	require.True(t, d[0].EnqueuedTime.Equal(at(time.Minute)), "EnqueuedTime %v", d[0].EnqueuedTime)
+}
+
+// F2, F3: each destination is a new enqueue (EnqueuedTime computed there);
+// a message that would make a fifth hop stops in the dead-letter queue of
+// the entity it entered last. The broker never stamps it there either:
+// EnqueuedTime reads 1970-01-01.
+func TestRegressionF3_HopLimitEnqueuedTime(t *testing.T) {
+	e := newEnv(t)
+	e.queue("b", nil)
+	a := e.queue("a", &minibus.QueueProperties{ForwardTo: "b"})
+	_, err := e.ns.UpdateQueue("b", minibus.QueueProperties{ForwardTo: "a"})
+	require.NoError(t, err)
+	e.mock.Add(time.Minute)
+	require.NoError(t, a.SendMessage(e.ctx, &minibus.Message{MessageID: "loop"}, nil))
+	// a->b, b->a, a->b, b->a: four hops, and a fifth would leave a.
+	d := e.peekAll(e.receiver(a, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueDeadLetter}))
+	require.Len(t, d, 1)
+	require.Equal(t, "MaxTransferHopCountExceeded", d[0].DeadLetterReason)
+	require.EqualValues(t, 3, d[0].SequenceNumber, "sent as 1, back as 2 and 3")
+	require.True(t, d[0].EnqueuedTime.Equal(at(time.Minute)), "EnqueuedTime %v", d[0].EnqueuedTime)
+}
+
+// D2, F3: a message that cannot be forwarded keeps its DeliveryCount in the
+// transfer dead-letter queue, as a dead-lettered message does, whatever
+// stopped it. When the destination is full the broker resets it to 0; when
+// the destination is disabled it keeps it.
+func TestRegressionD2_TransferDeadLetterKeepsDeliveryCount(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		t.Run(fmt.Sprintf("full=%v", full), func(t *testing.T) {
+			e := newEnv(t)
+			dp := &minibus.QueueProperties{MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1024, Status: minibus.EntityStatusDisabled}
+			if full {
+				dp.Status = minibus.EntityStatusActive
+			}
+			d := e.queue("dest", dp)
+			if full {
+				require.NoError(t, d.SendMessage(e.ctx, &minibus.Message{Body: make([]byte, 1000<<10)}, nil))
+			}
+			q := e.queue("q", &minibus.QueueProperties{ForwardDeadLetteredMessagesTo: "dest", MaxDeliveryCount: 1, MaxMessageSizeInKilobytes: 1024})
+			require.NoError(t, q.SendMessage(e.ctx, &minibus.Message{Body: make([]byte, 100<<10)}, nil))
+			r := e.receiver(q, nil)
+			require.NoError(t, r.AbandonMessage(e.ctx, e.receive(r, 1)[0], nil)) // MaxDeliveryCountExceeded
+			tr := e.peekAll(e.receiver(q, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueTransfer}))
+			require.Len(t, tr, 1)
+			require.Equal(t, "TransferFailed", tr[0].DeadLetterReason)
+			require.EqualValues(t, 1, tr[0].DeliveryCount, "%s", tr[0].DeadLetterErrorDescription)
+		})
+	}
+}
+
+// DD1, T3: a message forwarded to an entity with duplicate detection is
+// checked there at the instant it arrives. Here "x" was accepted by d at 0
+// with a 10-minute window and comes back through src at +1m: a duplicate,
+// dropped. The broker forgets "x" in a catch-up that runs past +10m before
+// it delivers the forward of +1m, so whether the copy is dropped depends on
+// how far the clock jumps: a jump of 2 minutes drops it, one of an hour
+// keeps it (here it then expires into d's dead-letter queue as a second
+// message).
+func TestRegressionDD1_ForwardDuringCatchUp(t *testing.T) {
+	e := newEnv(t)
+	d := e.queue("d", &minibus.QueueProperties{RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: 10 * time.Minute,
+		DefaultMessageTimeToLive: 30 * time.Second, DeadLetteringOnMessageExpiration: true})
+	src := e.queue("src", &minibus.QueueProperties{ForwardTo: "d"})
+	require.NoError(t, d.SendMessage(e.ctx, &minibus.Message{MessageID: "x"}, nil))
+	_, err := src.ScheduleMessages(e.ctx, []*minibus.Message{{MessageID: "x"}}, at(time.Minute), nil)
+	require.NoError(t, err)
+	e.mock.Add(time.Hour) // d expires "x" at +30s; src forwards "x" at +1m
+	require.EqualValues(t, 1, d.RuntimeProperties().DeadLetterMessageCount, "the forward at +1m was a duplicate")
+}
+
+// T5: a receive blocked on a queue wakes when a message becomes available
+// there through time, also when it arrives by a forward: here a scheduled
+// message activates in a forwarding source. The broker arms its timer only
+// for the entity the receive waits on, so the receive sleeps until
+// something else catches the namespace up.
+func TestRegressionT5_ForwardWakesReceiver(t *testing.T) {
+	e := newEnv(t)
+	dest := e.queue("dest", nil)
+	src := e.queue("src", &minibus.QueueProperties{ForwardTo: "dest"})
+	_, err := src.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("later")}}, at(time.Minute), nil)
+	require.NoError(t, err)
+	// A deadline of dest's own, so that the blocked receive arms a timer: it
+	// tells the test that the receive blocks.
+	_, err = dest.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("much later")}}, at(time.Hour), nil)
+	require.NoError(t, err)
+	r := e.receiver(dest, nil)
+	done := make(chan string, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		msgs, err := r.ReceiveMessages(ctx, 1, nil)
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- string(msgs[0].Body)
+	}()
+	require.Eventually(t, func() bool { return e.clock.timers.Load() > 0 }, 5*time.Second, time.Millisecond, "the receive never blocked")
+	e.mock.Add(time.Minute)
+	select {
+	case got := <-done:
+		require.Equal(t, "later", got)
+	case <-time.After(2 * time.Second): // a safety net, not a wait for the broker
+		t.Fatal("the blocked receive did not wake when the forwarded message arrived at +1m")
+	}
+}
+
+// T2, T3: at the instant of its idle deadline an entity is deleted (T2:
+// when now >= lastActivity + AutoDeleteOnIdle), so a message forwarded to
+// it at that same instant finds it gone and goes to its source's transfer
+// dead-letter queue (F3). The broker's catch-up visits the two entities in
+// the order of its own bookkeeping, here the order they were created in:
+// created before its source, the destination is deleted first; created
+// after, it takes the message and lives on.
+func TestRegressionT3_ForwardAtDestinationDeadline(t *testing.T) {
+	for _, destFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("destination created first=%v", destFirst), func(t *testing.T) {
+			e := newEnv(t)
+			if destFirst {
+				e.queue("d", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
+			}
+			src := e.queue("src", nil)
+			if !destFirst {
+				e.queue("d", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
+			}
+			_, err := e.ns.UpdateQueue("src", minibus.QueueProperties{ForwardTo: "d"})
+			require.NoError(t, err)
+			_, err = src.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("m")}}, at(5*time.Minute), nil)
+			require.NoError(t, err)
+			e.mock.Add(5 * time.Minute)
+			require.Equal(t, []string{"src"}, e.ns.Queues(), "d was idle for 5 minutes")
+			require.EqualValues(t, 1, src.RuntimeProperties().TransferDeadLetterMessageCount)
+		})
+	}
 }

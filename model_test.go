@@ -4,12 +4,15 @@ package minibus_test
 //
 //   - model_test.go: T1, a model-based state machine (pgregory.net/rapid)
 //     that runs random operations against the broker and a plain reference
-//     model side by side, compares every answer, and checks invariants
-//     I1–I3, I5–I8 and I10–I15 after every step (I4 and I9 are about
-//     sessions and duplicate detection, which minibus does not build). The
-//     reference model and the harness are in internal/modeltest.
+//     model side by side, sessions, duplicate detection and auto-forwarding
+//     included, compares every answer, and checks invariants I1–I8 and
+//     I10–I15 after every step (I9, duplicate detection, shows in the
+//     comparisons). The reference model and the harness are in
+//     internal/modeltest.
 //   - model_regression_test.go: the smallest tests for the broker bugs the
-//     model found on the way (now fixed), each citing its SEMANTICS rule.
+//     model found on the way, each citing its SEMANTICS rule: fixed ones,
+//     which guard the fixes, and open ones, which fail until they are fixed
+//     (internal/modeltest steps around those).
 //   - stress_test.go: T2, concurrent stress under -race with a Jepsen-style
 //     ledger (lost, duplicated, unexpected, completed twice).
 //   - fuzz_test.go: T4, native fuzz targets (names, property maps); FuzzModel
@@ -57,8 +60,10 @@ func init() {
 
 // TestModel is the model-based test (T1): random operations on queues,
 // topics, subscriptions and rules, sends, schedules, cancels, receives in
-// both modes and from dead-letter queues, every settlement with valid,
-// stale and forged lock tokens, deferral, peeks, property updates and
+// both modes and from dead-letter and transfer dead-letter queues, every
+// settlement with valid, stale and forged lock tokens, deferral, peeks,
+// property updates, sessions (accepting, receiving, settling, state,
+// renewal, lock expiry, closing), duplicate detection, auto-forwarding and
 // boundary-biased clock jumps, each compared with the reference model. It
 // fails too if the run never hit one of the rare paths.
 func TestModel(t *testing.T) {

@@ -2,10 +2,12 @@ package modeltest
 
 // The actions of the state machine: the table, the step, the setup, and the
 // actions on entities, rules and the clock. actions_messages.go holds the
-// sends and receives, actions_settle.go the settlements.
+// sends and receives, actions_settle.go the settlements, actions_sessions.go
+// the sessions.
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/minibus-go/minibus"
@@ -31,22 +33,31 @@ var machineActions = []action{
 	{"createSub", 2, (*machine).createSub},
 	{"delete", 1, (*machine).delete},
 	{"update", 2, (*machine).update},
+	{"forwardUpdate", 2, (*machine).forwardUpdate},
 	{"rule", 3, (*machine).rule},
 	{"lookup", 1, (*machine).lookup},
-	{"closeReceiver", 1, (*machine).closeReceiver},
+	{"closeReceiver", 2, (*machine).closeReceiver},
 	{"send", 8, (*machine).send},
 	{"sendTopic", 8, (*machine).sendTopic},
-	{"fill", 2, (*machine).fill},
+	{"sendSession", 4, (*machine).sendSession},
+	{"fill", 4, (*machine).fill},
 	{"schedule", 4, (*machine).schedule},
 	{"cancel", 4, (*machine).cancel},
 	{"receive", 4, (*machine).receive},
-	{"receiveMain", 10, (*machine).receiveMain},
-	{"settle", 12, (*machine).settle},
+	{"receiveMain", 12, (*machine).receiveMain},
+	{"settle", 14, (*machine).settle},
 	{"settleStranger", 2, (*machine).settleStranger},
-	{"receiveDeferred", 6, (*machine).receiveDeferred},
+	{"receiveDeferred", 7, (*machine).receiveDeferred},
 	{"peek", 4, (*machine).peek},
 	{"blockedReceive", 2, (*machine).blockedReceive},
-	{"advance", 8, (*machine).advance},
+	{"acceptSession", 3, (*machine).acceptSession},
+	{"acceptNextSession", 2, (*machine).acceptNextSession},
+	{"blockedAcceptNext", 1, (*machine).blockedAcceptNext},
+	{"sessionState", 4, (*machine).sessionState},
+	{"closeSession", 4, (*machine).closeSession},
+	{"renewSession", 2, (*machine).renewSession},
+	{"listSessions", 1, (*machine).listSessions},
+	{"advance", 9, (*machine).advance},
 }
 
 // step runs one action drawn by weight; an action that cannot run in this
@@ -91,47 +102,23 @@ func (h *machine) actions() map[string]func(*rapid.T) {
 	return map[string]func(*rapid.T){"": h.Check, "step": h.step}
 }
 
-// setup creates a queue and a topic with subscriptions, so that a run starts
-// where the interesting things happen.
-func (h *machine) setup(t *rapid.T) {
-	for range Between(t, "queues", 1, 2) {
-		h.try(t, action{run: (*machine).createQueue})
-	}
-	h.try(t, action{run: func(h *machine, t *rapid.T) { h.createTopicNamed(t, Pick(t, "topic", "t1", "t2")) }})
-	for range Between(t, "subs", 1, 3) {
-		h.try(t, action{run: (*machine).createSub})
-	}
-	if chance(t, "strictSub", 2) {
-		// A subscription that dead-letters the messages its SQL rule fails
-		// on (SEMANTICS R5).
-		h.try(t, action{run: func(h *machine, t *rapid.T) {
-			he := h.entity(t, mTopic)
-			params := map[string]any{}
-			r := &mRule{name: "strict", kind: "sql", node: drawNode(t, 1, params)}
-			if len(params) == 0 {
-				params = nil
-			}
-			f := minibus.SQLFilter{Expression: r.node.sql(), Parameters: params}
-			r.props = &minibus.RuleProperties{Name: "strict", Filter: f}
-			r.public = minibus.Rule{Name: "strict", Filter: f}
-			p := &minibus.SubscriptionProperties{DeadLetteringOnFilterEvaluationExceptions: true, DefaultRule: r.props}
-			s, err := he.t.CreateSubscription("strict", p)
-			me, merr := h.m.createSub(he.m, "strict", p, r)
-			h.errs(t, "CreateSubscription strict", err, merr)
-			if err == nil {
-				h.ents = append(h.ents, &hEnt{m: me, s: s})
-			}
-		}})
-	}
-}
+// ---------------------------------------------------------------- entities
 
-func (h *machine) createQueue(t *rapid.T) {
-	name, p := drawEntityName(t), drawQueueProps(t)
+func (h *machine) createQueue(t *rapid.T) { h.createQueueWith(t, drawEntityName(t), drawQueueProps(t)) }
+
+func (h *machine) createQueueWith(t *rapid.T, name string, p *minibus.QueueProperties) *hEnt {
+	if p != nil {
+		h.guard(func(g fwdGraph) {
+			if key := strings.ToLower(name); g[key] == nil {
+				g[key] = &gEnt{forwardTo: p.ForwardTo, forwardDLTo: p.ForwardDeadLetteredMessagesTo}
+			}
+		})
+	}
 	q, err := h.ns.CreateQueue(name, p)
 	me, merr := h.m.createQueue(name, p)
 	h.errs(t, fmt.Sprintf("CreateQueue(%q, %+v)", name, p), err, merr)
 	if err != nil {
-		return
+		return nil
 	}
 	if q.Name() != name {
 		t.Fatalf("queue %q reads its name as %q", name, q.Name())
@@ -140,28 +127,37 @@ func (h *machine) createQueue(t *rapid.T) {
 	c := me.cfg
 	if int64(got.LockDuration) != c.lock || uint32(got.MaxDeliveryCount) != c.maxDelivery ||
 		int64(got.MaxSizeInMegabytes)<<20 != c.maxSize || got.MaxMessageSizeInKilobytes<<10 != c.maxMsgSize ||
-		got.Status != c.status || got.DuplicateDetectionHistoryTimeWindow != 10*time.Minute {
+		got.Status != c.status || int64(got.DuplicateDetectionHistoryTimeWindow) != c.dupWindow {
 		t.Fatalf("queue %q: Properties() = %+v, model defaults %+v", name, got, c)
 	}
-	h.ents = append(h.ents, &hEnt{m: me, q: q})
+	he := &hEnt{m: me, q: q}
+	h.ents = append(h.ents, he)
+	return he
 }
 
-func (h *machine) createTopic(t *rapid.T) { h.createTopicNamed(t, drawEntityName(t)) }
+func (h *machine) createTopic(t *rapid.T) { h.createTopicWith(t, drawEntityName(t), drawTopicProps(t)) }
 
-func (h *machine) createTopicNamed(t *rapid.T, name string) {
-	p := drawTopicProps(t)
+func (h *machine) createTopicWith(t *rapid.T, name string, p *minibus.TopicProperties) *hEnt {
+	h.guard(func(g fwdGraph) {
+		if key := strings.ToLower(name); g[key] == nil {
+			g[key] = &gEnt{topic: true, subs: map[string]*gEnt{}}
+		}
+	})
 	top, err := h.ns.CreateTopic(name, p)
 	me, merr := h.m.createTopic(name, p)
 	h.errs(t, fmt.Sprintf("CreateTopic(%q, %+v)", name, p), err, merr)
-	if err == nil {
-		h.ents = append(h.ents, &hEnt{m: me, t: top})
+	if err != nil {
+		return nil
 	}
+	he := &hEnt{m: me, t: top}
+	h.ents = append(h.ents, he)
+	return he
 }
 
 func (h *machine) createSub(t *rapid.T) {
 	he := h.entity(t, mTopic)
 	name, p := drawSubName(t), drawSubProps(t)
-	def := &mRule{name: "$Default", kind: "true", public: minibus.Rule{Name: "$Default", Filter: minibus.TrueFilter{}}}
+	def := trueRule()
 	if chance(t, "defaultRule", 2) {
 		rn := Pick(t, "defaultRuleName", "", "r1", "$Default", "$bad$")
 		def = drawRule(t, rn, true)
@@ -173,15 +169,35 @@ func (h *machine) createSub(t *rapid.T) {
 		}
 		p.DefaultRule = def.props
 	}
+	h.createSubWith(t, he, name, p, def)
+}
+
+func (h *machine) createSubWith(t *rapid.T, he *hEnt, name string, p *minibus.SubscriptionProperties, def *mRule) *hEnt {
+	if p != nil {
+		h.guard(func(g fwdGraph) {
+			if n := g.node(he.m); n != nil && n.subs[strings.ToLower(name)] == nil {
+				c, _ := subCfg(*p)
+				n.subs[strings.ToLower(name)] = subGEnt(c, []*mRule{def})
+			}
+		})
+	}
 	s, err := he.t.CreateSubscription(name, p)
 	me, merr := h.m.createSub(he.m, name, p, def)
 	h.errs(t, fmt.Sprintf("CreateSubscription(%q, %+v) on %v", name, p, he.m), err, merr)
-	if err == nil {
-		if s.Name() != name || s.Topic() != he.m.name {
-			t.Fatalf("subscription %q of %q reads %q of %q", name, he.m.name, s.Name(), s.Topic())
-		}
-		h.ents = append(h.ents, &hEnt{m: me, s: s})
+	if err != nil {
+		return nil
 	}
+	if s.Name() != name || s.Topic() != he.m.name {
+		t.Fatalf("subscription %q of %q reads %q of %q", name, he.m.name, s.Name(), s.Topic())
+	}
+	hs := &hEnt{m: me, s: s}
+	h.ents = append(h.ents, hs)
+	return hs
+}
+
+// trueRule is the default rule: $Default, a TrueFilter.
+func trueRule() *mRule {
+	return &mRule{name: "$Default", kind: "true", public: minibus.Rule{Name: "$Default", Filter: minibus.TrueFilter{}}}
 }
 
 func (h *machine) delete(t *rapid.T) {
@@ -201,60 +217,131 @@ func (h *machine) delete(t *rapid.T) {
 
 // update is UpdateQueue, UpdateTopic or UpdateSubscription by name: new
 // settings apply to later locks and messages, locks are kept, and it is
-// activity.
+// activity. Mostly it keeps RequiresSession and RequiresDuplicateDetection,
+// which cannot change (V2).
 func (h *machine) update(t *rapid.T) {
 	switch Pick(t, "updateKind", "queue", "topic", "sub") {
 	case "queue":
-		name := Pick(t, "name", mEntityNames...)
 		p := drawQueueProps(t)
 		if p == nil {
 			p = &minibus.QueueProperties{}
 		}
-		_, err := h.ns.UpdateQueue(name, *p)
-		var merr error
-		e, merr := h.m.lookup(mQueue, name)
-		if merr == nil {
-			if c, ok := queueCfg(*p); !ok {
-				merr = minibus.ErrInvalidArgument
-			} else {
-				h.m.update(e, c)
-			}
-		}
-		h.errs(t, fmt.Sprintf("UpdateQueue(%q, %+v)", name, p), err, merr)
+		h.updateQueue(t, Pick(t, "name", mEntityNames...), p)
 	case "topic":
-		name := Pick(t, "name", mEntityNames...)
 		p := drawTopicProps(t)
 		if p == nil {
 			p = &minibus.TopicProperties{}
 		}
-		_, err := h.ns.UpdateTopic(name, *p)
-		e, merr := h.m.lookup(mTopic, name)
-		if merr == nil {
-			if c, ok := topicCfg(*p); !ok {
-				merr = minibus.ErrInvalidArgument
-			} else {
-				h.m.update(e, c)
-			}
-		}
-		h.errs(t, fmt.Sprintf("UpdateTopic(%q, %+v)", name, p), err, merr)
+		h.updateTopic(t, Pick(t, "name", mEntityNames...), p)
 	case "sub":
-		he := h.entity(t, mTopic)
-		name := Pick(t, "name", mSubNames...)
 		p := drawSubProps(t)
 		if p == nil {
 			p = &minibus.SubscriptionProperties{}
 		}
-		_, err := he.t.UpdateSubscription(name, *p)
-		s, merr := h.m.lookupSub(he.m, name)
-		if merr == nil {
-			if c, ok := subCfg(*p); !ok {
-				merr = minibus.ErrInvalidArgument
-			} else {
-				h.m.update(s, c)
-			}
-		}
-		h.errs(t, fmt.Sprintf("UpdateSubscription(%q, %+v) on %v", name, p, he.m), err, merr)
+		h.updateSub(t, h.entity(t, mTopic), Pick(t, "name", mSubNames...), p)
 	}
+}
+
+// guardUpdate guards an update of e (nil: none) to these forward targets.
+func (h *machine) guardUpdate(e *mEntity, to, dlTo string) {
+	if e == nil {
+		return
+	}
+	h.guard(func(g fwdGraph) {
+		if n := g.node(e); n != nil {
+			n.forwardTo, n.forwardDLTo = to, dlTo
+		}
+	})
+}
+
+// keepFixed keeps the settings that cannot change, mostly.
+func keepFixed(t *rapid.T, e *mEntity, session, dup *bool) {
+	if e != nil && !chance(t, "changeFixed", 8) {
+		*session, *dup = e.cfg.session, e.cfg.dupDetect
+	}
+}
+
+func (h *machine) updateQueue(t *rapid.T, name string, p *minibus.QueueProperties) {
+	e, merr := h.m.lookup(mQueue, name)
+	keepFixed(t, e, &p.RequiresSession, &p.RequiresDuplicateDetection)
+	h.guardUpdate(e, p.ForwardTo, p.ForwardDeadLetteredMessagesTo)
+	_, err := h.ns.UpdateQueue(name, *p)
+	if merr == nil {
+		c, ok := queueCfg(*p)
+		merr = h.m.update(e, c, ok)
+	}
+	h.errs(t, fmt.Sprintf("UpdateQueue(%q, %+v)", name, p), err, merr)
+}
+
+func (h *machine) updateTopic(t *rapid.T, name string, p *minibus.TopicProperties) {
+	e, merr := h.m.lookup(mTopic, name)
+	var session bool
+	keepFixed(t, e, &session, &p.RequiresDuplicateDetection)
+	_, err := h.ns.UpdateTopic(name, *p)
+	if merr == nil {
+		c, ok := topicCfg(*p)
+		merr = h.m.update(e, c, ok)
+	}
+	h.errs(t, fmt.Sprintf("UpdateTopic(%q, %+v)", name, p), err, merr)
+}
+
+func (h *machine) updateSub(t *rapid.T, he *hEnt, name string, p *minibus.SubscriptionProperties) {
+	s, merr := h.m.lookupSub(he.m, name)
+	var dup bool
+	if merr == nil {
+		keepFixed(t, s, &p.RequiresSession, &dup)
+		h.guardUpdate(s, p.ForwardTo, p.ForwardDeadLetteredMessagesTo)
+	}
+	_, err := he.t.UpdateSubscription(name, *p)
+	if merr == nil {
+		c, ok := subCfg(*p)
+		merr = h.m.update(s, c, ok)
+	}
+	h.errs(t, fmt.Sprintf("UpdateSubscription(%q, %+v) on %v", name, p, he.m), err, merr)
+}
+
+// forwardUpdate sets ForwardTo on a live queue or subscription, keeping its
+// other settings: the messages available then move on (F2).
+func (h *machine) forwardUpdate(t *rapid.T) {
+	he := h.entityWhere(t, func(he *hEnt) bool { return he.m.kind != mTopic && !he.m.deleted })
+	to := drawForwardName(t)
+	if chance(t, "stopForwarding", 4) {
+		to = ""
+	}
+	p := publicQueueProps(he.m.cfg)
+	p.ForwardTo = to
+	if he.m.kind == mQueue {
+		h.updateQueue(t, he.m.name, &p)
+		return
+	}
+	sp := publicSubProps(he.m.cfg)
+	sp.ForwardTo = to
+	h.updateSub(t, h.ents[he.m.topic.id], he.m.name, &sp)
+}
+
+// publicQueueProps are the QueueProperties that give c.
+func publicQueueProps(c mCfg) minibus.QueueProperties {
+	p := minibus.QueueProperties{LockDuration: time.Duration(c.lock), MaxDeliveryCount: int32(c.maxDelivery),
+		DefaultMessageTimeToLive: time.Duration(c.ttl), DeadLetteringOnMessageExpiration: c.dlOnExpiry,
+		RequiresSession: c.session, RequiresDuplicateDetection: c.dupDetect,
+		DuplicateDetectionHistoryTimeWindow: time.Duration(c.dupWindow), ForwardTo: c.forwardTo,
+		ForwardDeadLetteredMessagesTo: c.forwardDLTo, Status: c.status}
+	if c.autoDelete != mNever {
+		p.AutoDeleteOnIdle = time.Duration(c.autoDelete)
+	}
+	if c.maxSize != mNever {
+		p.MaxSizeInMegabytes, p.MaxMessageSizeInKilobytes = int32(c.maxSize>>20), c.maxMsgSize>>10
+	}
+	return p
+}
+
+// publicSubProps are the SubscriptionProperties that give c.
+func publicSubProps(c mCfg) minibus.SubscriptionProperties {
+	q := publicQueueProps(c)
+	return minibus.SubscriptionProperties{LockDuration: q.LockDuration, MaxDeliveryCount: q.MaxDeliveryCount,
+		DefaultMessageTimeToLive: q.DefaultMessageTimeToLive, DeadLetteringOnMessageExpiration: q.DeadLetteringOnMessageExpiration,
+		DeadLetteringOnFilterEvaluationExceptions: c.dlOnFilter, AutoDeleteOnIdle: q.AutoDeleteOnIdle,
+		RequiresSession: c.session, ForwardTo: c.forwardTo, ForwardDeadLetteredMessagesTo: c.forwardDLTo, Status: c.status}
 }
 
 func (h *machine) rule(t *rapid.T) {
@@ -269,46 +356,15 @@ func (h *machine) rule(t *rapid.T) {
 	if r.kind == "true" && r.props.Filter == nil && r.props.Action == nil && chance(t, "nilRuleProps", 2) {
 		props = nil
 	}
+	if r.action != nil {
+		h.guard(func(g fwdGraph) {
+			if n := g.node(he.m); n != nil {
+				n.actions++
+			}
+		})
+	}
 	err := he.s.CreateRule(name, props)
 	h.errs(t, fmt.Sprintf("CreateRule(%q, %+v) on %v", name, props, he.m), err, h.m.createRule(he.m, r))
-}
-
-// a kind drawn first (a lock end, an expiry, an activation, an idle
-// deletion), 1ns before or after it, a configured duration from now
-// (±1ns), a small step, or far ahead across many deadlines.
-func (h *machine) advance(t *rapid.T) {
-	now := h.m.now
-	pending := h.m.deadlines()
-	kinds := []string{"duration", "small", "big"}
-	for _, k := range []string{"lock", "expire", "activate", "idle"} {
-		if len(pending[k]) > 0 {
-			kinds = append(kinds, k, k)
-		}
-	}
-	var to int64
-	switch kind := Pick(t, "jump", kinds...); kind {
-	case "duration":
-		durations := []int64{int64(5 * time.Second), int64(time.Minute), int64(5 * time.Minute)}
-		for _, e := range h.m.all {
-			if !e.deleted {
-				for _, d := range []int64{e.cfg.lock, e.cfg.ttl, e.cfg.autoDelete} {
-					if d > 0 && d < int64(24*time.Hour) {
-						durations = append(durations, d)
-					}
-				}
-			}
-		}
-		to = now + Pick(t, "duration", durations...) + Pick[int64](t, "nudge", -1, 0, 1)
-	case "small":
-		to = now + Pick[int64](t, "small", 0, 1, int64(time.Second))
-	case "big":
-		to = now + int64(Pick(t, "big", time.Hour, 24*time.Hour, 30*24*time.Hour))
-	default:
-		to = Pick(t, "deadline", pending[kind]...) + Pick[int64](t, "nudge", -1, 0, 1)
-	}
-	to = max(to, now)
-	h.mock.Add(time.Duration(to - now))
-	h.m.advance(to)
 }
 
 func (h *machine) lookup(t *rapid.T) {
@@ -341,23 +397,18 @@ func (h *machine) lookup(t *rapid.T) {
 	}
 }
 
-// closeReceiver closes a receiver: its calls return ErrClosed from then on,
-// and its locks stay (L11).
+// closeReceiver closes a receiver: its calls return ErrClosed from then on;
+// a plain receiver's locks stay (L11), a session receiver releases its
+// session and its locked messages (SS5).
 func (h *machine) closeReceiver(t *rapid.T) {
 	if len(h.recvs) == 0 {
 		skip("no receiver")
 	}
 	r := Pick(t, "receiver", h.recvs...)
 	if err := r.r.Close(h.ctx); err != nil {
-		t.Fatalf("Receiver.Close: %v", err)
+		t.Fatalf("Close: %v", err)
 	}
-	r.m.closed = true
+	h.m.closeReceiver(r.m)
 	_, err := r.r.PeekMessages(h.ctx, 1, nil)
 	h.errs(t, "peek on a closed receiver", err, minibus.ErrClosed)
-}
-
-// run is one rapid test case: the setup, then random actions.
-func (h *machine) run(t *rapid.T) {
-	h.setup(t)
-	t.Repeat(h.actions())
 }

@@ -3,28 +3,44 @@
 // TestModelFiltersAgree in model_test.go of github.com/minibus-go/minibus.
 // It is a package for tests only.
 //
-// The reference model (model.go, entities.go, send.go, receive.go,
-// settle.go, time.go, invariants.go, filter.go) is SEMANTICS.md in
-// executable form: plain maps and slices, O(n) scans, no timers and no
-// indexes. It knows nothing of the broker but the public types it returns,
-// and it never calls it.
+// The reference model (model.go, entities.go, send.go, fanout.go,
+// forward.go, receive.go, sessions.go, settle.go, time.go, invariants.go,
+// filter.go, clone.go) is SEMANTICS.md in executable form: plain maps and
+// slices, O(n) scans, no timers and no indexes. It knows nothing of the
+// broker but the public types it returns, and it never calls it.
 //
-// The harness (harness.go, draw.go, actions.go, actions_messages.go,
-// actions_settle.go) is a pgregory.net/rapid state machine. It runs random
-// operations on queues, topics, subscriptions and rules, sends, schedules,
-// cancels, receives in both modes and from dead-letter queues, every
-// settlement with valid, stale and forged lock tokens, deferral, peeks,
-// property updates and boundary-biased clock jumps against a broker on a
-// mock clock and against the model side by side. It compares every answer
-// field by field, every count, list and rule, and checks invariants I1–I3,
-// I5–I8 and I10–I15 after every step (I4 and I9 are about sessions and
-// duplicate detection, which minibus does not build). A ledger proves that
-// every accepted message is in exactly one place or has exactly one
-// documented end.
+// The harness (harness.go, compare.go, check.go, guard.go, draw.go,
+// draw_props.go and the actions*.go files) is a pgregory.net/rapid state
+// machine. It runs random operations on queues, topics, subscriptions and
+// rules, sends, schedules, cancels, receives in both modes and from
+// dead-letter and transfer dead-letter queues, every settlement with valid,
+// stale and forged lock tokens, deferral, peeks, property updates and
+// boundary-biased clock jumps against a broker on a mock clock and against
+// the model side by side. It covers sessions (session-enabled queues and
+// subscriptions, AcceptSession and AcceptNextSession, blocked or not,
+// session receives, settlements, state, renewal, lock expiry, Close,
+// ListSessions), duplicate detection (repeated MessageIDs across sends, in
+// one batch, in schedules, at window ends, through forwards) and
+// auto-forwarding (ForwardTo and ForwardDeadLetteredMessagesTo on creation
+// and by update, chains, loops to the hop limit, transfer dead-letter
+// queues). It compares every answer field by field, every count, list,
+// session list and rule, and checks invariants I1–I8 and I10–I15 after
+// every step (I9, duplicate detection, shows in the comparisons). A ledger
+// proves that every accepted message is in exactly one place or has
+// exactly one documented end.
+//
+// Where the broker has a known bug, each with a failing regression test in
+// the root's model_regression_test.go, the harness forgives it or steps
+// around it, and says so in the totals: knownUnstamped and knownFullReset
+// (compare.go), knownLatePrune (harness.go), ties between entities at one
+// instant (noteTie in forward.go, jump in harness.go) and forwards that do
+// not wake a blocked receive (blocks in harness.go). guard.go keeps forwarding
+// loops finite.
 //
 // [Run] runs one rapid case and returns its [Report]; [Totals] adds the
 // reports of a run up, logs them and names the rare paths (lock expiry,
-// dead-lettering, activation, idle deletion, …) that no case reached.
+// dead-lettering, activation, idle deletion, session lock expiry,
+// duplicates, forwards, the hop limit, …) that no case reached.
 // [FiltersAgree] pins the model's filters and actions against the broker's,
 // one message and one rule at a time. The root's other tests share a few of
 // its pieces: [Pick] and [Between] (unbiased rapid draws), [PropsEqual],

@@ -1,7 +1,7 @@
 package modeltest
 
 // The model's entities: names (V1), properties (V2), queues, topics,
-// subscriptions and their rules.
+// subscriptions and their rules, forwarding targets (F1).
 
 import (
 	"slices"
@@ -29,14 +29,8 @@ func ValidName(kind string, name string) bool {
 	if len(name) < 1 || len(name) > maxLen {
 		return false
 	}
-	letterOrDigit := func(c byte) bool {
-		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-	}
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		ok := letterOrDigit(c) || c == '.' || c == '-' || c == '_' ||
-			(c == '/' && slash) || (c == '$' && dollar && i == 0)
-		if !ok {
+		if !nameChar(name[i], i, slash, dollar) {
 			return false
 		}
 	}
@@ -44,41 +38,77 @@ func ValidName(kind string, name string) bool {
 	return first && letterOrDigit(name[len(name)-1])
 }
 
+func letterOrDigit(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// nameChar reports whether c may stand at byte i of a name (V1).
+func nameChar(c byte, i int, slash, dollar bool) bool {
+	switch {
+	case letterOrDigit(c), c == '.', c == '-', c == '_':
+		return true
+	case c == '/':
+		return slash
+	case c == '$':
+		return dollar && i == 0
+	}
+	return false
+}
+
 // ---------------------------------------------------------------- properties (V2)
 
 func queueCfg(p minibus.QueueProperties) (mCfg, bool) {
-	c := mCfg{lock: int64(time.Minute), maxDelivery: 10, autoDelete: mNever,
-		maxSize: 1024 << 20, maxMsgSize: 256 << 10, dlOnExpiry: p.DeadLetteringOnMessageExpiration, status: p.Status}
-	ok := p.LockDuration == 0 || (p.LockDuration >= 5*time.Second && p.LockDuration <= 5*time.Minute)
-	if p.LockDuration != 0 {
-		c.lock = int64(p.LockDuration)
-	}
-	ok = ok && p.MaxDeliveryCount >= 0
-	if p.MaxDeliveryCount > 0 {
-		c.maxDelivery = uint32(p.MaxDeliveryCount)
-	}
-	ok = ok && p.DefaultMessageTimeToLive >= 0
-	if p.DefaultMessageTimeToLive > 0 {
-		c.ttl = int64(p.DefaultMessageTimeToLive)
-	}
-	ok = ok && (p.AutoDeleteOnIdle == 0 || p.AutoDeleteOnIdle >= 5*time.Minute)
-	if p.AutoDeleteOnIdle != 0 {
-		c.autoDelete = int64(p.AutoDeleteOnIdle)
-	}
-	w := p.DuplicateDetectionHistoryTimeWindow
-	ok = ok && (w == 0 || (w >= 20*time.Second && w <= 7*24*time.Hour))
-	ok = ok && p.MaxSizeInMegabytes >= 0 && p.MaxSizeInMegabytes <= 81920
-	if p.MaxSizeInMegabytes > 0 {
-		c.maxSize = int64(p.MaxSizeInMegabytes) << 20
-	}
-	ok = ok && p.MaxMessageSizeInKilobytes >= 0 && p.MaxMessageSizeInKilobytes <= 102400
-	if p.MaxMessageSizeInKilobytes > 0 {
-		c.maxMsgSize = p.MaxMessageSizeInKilobytes << 10
-	}
+	c := mCfg{lock: int64(time.Minute), maxDelivery: 10, autoDelete: mNever, maxSize: 1024 << 20,
+		maxMsgSize: 256 << 10, dupWindow: int64(10 * time.Minute), dlOnExpiry: p.DeadLetteringOnMessageExpiration,
+		status: p.Status, session: p.RequiresSession, dupDetect: p.RequiresDuplicateDetection,
+		forwardTo: p.ForwardTo, forwardDLTo: p.ForwardDeadLetteredMessagesTo}
+	ok := cfgLock(&c, p.LockDuration, p.MaxDeliveryCount)
+	ok = cfgTimes(&c, p.DefaultMessageTimeToLive, p.AutoDeleteOnIdle) && ok
+	ok = cfgLimits(&c, p.DuplicateDetectionHistoryTimeWindow, p.MaxSizeInMegabytes, p.MaxMessageSizeInKilobytes) && ok
 	ok = ok && p.Status >= minibus.EntityStatusActive && p.Status <= minibus.EntityStatusReceiveDisabled
-	// Not built: sessions, duplicate detection, forwarding are refused.
-	ok = ok && !p.RequiresSession && !p.RequiresDuplicateDetection && p.ForwardTo == "" && p.ForwardDeadLetteredMessagesTo == ""
-	return c, ok
+	// F1: a session-enabled entity cannot forward (its dead letters it may).
+	return c, ok && !(p.RequiresSession && p.ForwardTo != "")
+}
+
+// cfgLock sets LockDuration (5s–5m) and MaxDeliveryCount (>= 1).
+func cfgLock(c *mCfg, lock time.Duration, maxDelivery int32) bool {
+	ok := lock == 0 || (lock >= 5*time.Second && lock <= 5*time.Minute)
+	if lock != 0 {
+		c.lock = int64(lock)
+	}
+	if maxDelivery > 0 {
+		c.maxDelivery = uint32(maxDelivery)
+	}
+	return ok && maxDelivery >= 0
+}
+
+// cfgTimes sets DefaultMessageTimeToLive (> 0) and AutoDeleteOnIdle (A1).
+func cfgTimes(c *mCfg, ttl, idle time.Duration) bool {
+	if ttl > 0 {
+		c.ttl = int64(ttl)
+	}
+	if idle != 0 {
+		c.autoDelete = int64(idle)
+	}
+	return ttl >= 0 && (idle == 0 || idle >= 5*time.Minute)
+}
+
+// cfgLimits sets the duplicate detection window (20s–7d) and the size
+// limits (V2, V3).
+func cfgLimits(c *mCfg, window time.Duration, maxMB int32, maxKB int64) bool {
+	ok := window == 0 || (window >= 20*time.Second && window <= 7*24*time.Hour)
+	if window != 0 {
+		c.dupWindow = int64(window)
+	}
+	ok = ok && maxMB >= 0 && maxMB <= 81920
+	if maxMB > 0 {
+		c.maxSize = int64(maxMB) << 20
+	}
+	ok = ok && maxKB >= 0 && maxKB <= 102400
+	if maxKB > 0 {
+		c.maxMsgSize = maxKB << 10
+	}
+	return ok
 }
 
 func topicCfg(p minibus.TopicProperties) (mCfg, bool) {
@@ -109,48 +139,64 @@ func subCfg(p minibus.SubscriptionProperties) (mCfg, bool) {
 	})
 	c.dlOnFilter = p.DeadLetteringOnFilterEvaluationExceptions
 	c.maxSize, c.maxMsgSize = mNever, mNever // the topic's limits apply
+	c.dupWindow = 0                          // a subscription has no duplicate detection
 	return c, ok
+}
+
+// checkForward is F1 for an entity named self ("" for a subscription,
+// which no forward can name): ForwardTo and ForwardDeadLetteredMessagesTo,
+// in that order, must name an existing queue or topic other than itself.
+func (m *refModel) checkForward(self string, c mCfg) error {
+	for _, to := range []string{c.forwardTo, c.forwardDLTo} {
+		switch {
+		case to == "":
+		case self != "" && strings.EqualFold(to, self):
+			return minibus.ErrInvalidArgument
+		case m.names[strings.ToLower(to)] == nil:
+			return minibus.ErrNotFound
+		}
+	}
+	return nil
 }
 
 // ---------------------------------------------------------------- entities
 
 func (m *refModel) newEntity(kind mKind, name string, c mCfg) *mEntity {
 	e := &mEntity{id: len(m.all), kind: kind, name: name, cfg: c, lastActivity: m.now,
-		lastActivation: mUnset, created: m.now, updated: m.now, accessed: m.now}
+		lastActivation: mUnset, created: m.now, updated: m.now, accessed: m.now,
+		held: map[string]*mHold{}, state: map[string][]byte{}, dups: map[string]int64{}}
 	m.all = append(m.all, e)
 	return e
 }
 
 func (m *refModel) createQueue(name string, p *minibus.QueueProperties) (*mEntity, error) {
-	return m.createQT(mQueue, name, func() (mCfg, bool) {
-		var qp minibus.QueueProperties
-		if p != nil {
-			qp = *p
-		}
-		return queueCfg(qp)
-	})
+	var qp minibus.QueueProperties
+	if p != nil {
+		qp = *p
+	}
+	c, ok := queueCfg(qp)
+	return m.createQT(mQueue, name, c, ok)
 }
 
 func (m *refModel) createTopic(name string, p *minibus.TopicProperties) (*mEntity, error) {
-	return m.createQT(mTopic, name, func() (mCfg, bool) {
-		var tp minibus.TopicProperties
-		if p != nil {
-			tp = *p
-		}
-		return topicCfg(tp)
-	})
+	var tp minibus.TopicProperties
+	if p != nil {
+		tp = *p
+	}
+	c, ok := topicCfg(tp)
+	return m.createQT(mTopic, name, c, ok)
 }
 
-func (m *refModel) createQT(kind mKind, name string, cfg func() (mCfg, bool)) (*mEntity, error) {
-	if !ValidName("queue", name) {
-		return nil, minibus.ErrInvalidArgument
-	}
-	c, ok := cfg()
-	if !ok {
+func (m *refModel) createQT(kind mKind, name string, c mCfg, ok bool) (*mEntity, error) {
+	m.begin()
+	if !ValidName("queue", name) || !ok {
 		return nil, minibus.ErrInvalidArgument
 	}
 	if m.names[strings.ToLower(name)] != nil {
 		return nil, minibus.ErrAlreadyExists
+	}
+	if err := m.checkForward(name, c); err != nil {
+		return nil, err
 	}
 	e := m.newEntity(kind, name, c)
 	m.names[strings.ToLower(name)] = e
@@ -159,6 +205,7 @@ func (m *refModel) createQT(kind mKind, name string, cfg func() (mCfg, bool)) (*
 
 // lookup is Namespace.Queue and Namespace.Topic.
 func (m *refModel) lookup(kind mKind, name string) (*mEntity, error) {
+	m.begin()
 	e := m.names[strings.ToLower(name)]
 	if e == nil || e.kind != kind {
 		return nil, minibus.ErrNotFound
@@ -167,6 +214,7 @@ func (m *refModel) lookup(kind mKind, name string) (*mEntity, error) {
 }
 
 func (m *refModel) lookupSub(t *mEntity, name string) (*mEntity, error) {
+	m.begin()
 	if t.deleted {
 		return nil, minibus.ErrNotFound
 	}
@@ -179,6 +227,7 @@ func (m *refModel) lookupSub(t *mEntity, name string) (*mEntity, error) {
 }
 
 func (m *refModel) createSub(t *mEntity, name string, p *minibus.SubscriptionProperties, def *mRule) (*mEntity, error) {
+	m.begin()
 	if !ValidName("subscription", name) {
 		return nil, minibus.ErrInvalidArgument
 	}
@@ -189,6 +238,9 @@ func (m *refModel) createSub(t *mEntity, name string, p *minibus.SubscriptionPro
 	c, ok := subCfg(sp)
 	if !ok || def.invalid || !ValidName("rule", def.name) {
 		return nil, minibus.ErrInvalidArgument
+	}
+	if err := m.checkForward("", c); err != nil {
+		return nil, err
 	}
 	if t.deleted {
 		return nil, minibus.ErrNotFound
@@ -222,16 +274,17 @@ func (m *refModel) deleteSub(t *mEntity, name string) error {
 	return nil
 }
 
-// deleteEntity deletes e with its messages and, for a topic, its
+// deleteEntity deletes e with its messages, sessions and, for a topic, its
 // subscriptions (SEMANTICS A3, A5).
 func (m *refModel) deleteEntity(e *mEntity) {
 	e.deleted = true
-	for _, l := range [][]*mMsg{e.main, e.dlq} {
+	for _, l := range e.lists() {
 		for _, x := range l {
 			m.terminate(x.item, termEntityGone)
 		}
 	}
-	e.main, e.dlq = nil, nil
+	e.main, e.dlq, e.tdlq = nil, nil, nil
+	e.held, e.state = map[string]*mHold{}, map[string][]byte{}
 	for _, s := range slices.Clone(e.subs) {
 		m.deleteEntity(s)
 	}
@@ -247,22 +300,49 @@ func (m *refModel) deleteEntity(e *mEntity) {
 	}
 }
 
-func (m *refModel) update(e *mEntity, c mCfg) {
+// update is UpdateQueue, UpdateTopic and UpdateSubscription on a live
+// entity with the settings c (ok: valid). RequiresSession and
+// RequiresDuplicateDetection cannot change (V2); forward targets are
+// checked (F1). Setting ForwardTo forwards the messages available now
+// (F2). An update is activity (A2).
+func (m *refModel) update(e *mEntity, c mCfg, ok bool) error {
+	m.begin()
+	if !ok || c.session != e.cfg.session || c.dupDetect != e.cfg.dupDetect {
+		return minibus.ErrInvalidArgument
+	}
+	self := e.name
+	if e.kind == mSub {
+		self = ""
+	}
+	if err := m.checkForward(self, c); err != nil {
+		return err
+	}
+	forwardNow := e.kind != mTopic && e.cfg.forwardTo == "" && c.forwardTo != ""
 	e.cfg = c
 	e.updated = m.now
 	m.touch(e)
+	if forwardNow {
+		m.forwardAll(e, m.now)
+	}
+	m.flush()
+	return nil
 }
 
 // touch records an activity (SEMANTICS A2); a subscription's is its topic's
 // too.
-func (m *refModel) touch(e *mEntity) {
-	e.lastActivity = m.now
+func (m *refModel) touch(e *mEntity) { m.touchAt(e, m.now) }
+
+// touchAt records an activity at instant at, which may be before now in a
+// catch-up: activity never moves back.
+func (m *refModel) touchAt(e *mEntity, at int64) {
+	e.lastActivity = max(e.lastActivity, at)
 	if e.topic != nil {
-		e.topic.lastActivity = m.now
+		e.topic.lastActivity = max(e.topic.lastActivity, at)
 	}
 }
 
 func (m *refModel) createRule(s *mEntity, r *mRule) error {
+	m.begin()
 	if !ValidName("rule", r.name) || r.invalid {
 		return minibus.ErrInvalidArgument
 	}
@@ -280,6 +360,7 @@ func (m *refModel) createRule(s *mEntity, r *mRule) error {
 }
 
 func (m *refModel) deleteRule(s *mEntity, name string) error {
+	m.begin()
 	if s.deleted {
 		return minibus.ErrNotFound
 	}

@@ -140,37 +140,17 @@ func cmp3[T int64 | float64 | string](a, b T) int {
 // eval is R3 on the model's subset: a missing or nil property is NULL and
 // makes a comparison unknown; a comparison of a string with a number (or a
 // bool with either) is an evaluation error; AND and OR look at their right
-// side only when the left does not decide (errors there stay hidden).
+// side only when the left does not decide (errors there stay hidden). The
+// second result is an evaluation error.
 func (f *fNode) eval(x *mMsg) (tri, bool) {
 	switch f.op {
 	case "num":
-		_, v, ok := lookupUser(x.props, f.key)
-		if !ok || v == nil {
-			return tUnknown, false
-		}
-		if i, ok := asInt(v); ok {
-			return cmpResult(cmp3(i, f.n), f.cmp), false
-		}
-		if fl, ok := asFloat(v); ok {
-			return cmpResult(cmp3(fl, float64(f.n)), f.cmp), false
-		}
-		return tFalse, true
+		return f.evalNum(x)
 	case "str":
-		_, v, ok := lookupUser(x.props, f.key)
-		if !ok || v == nil {
-			return tUnknown, false
-		}
-		s, ok := v.(string)
-		if !ok {
-			return tFalse, true
-		}
-		return cmpResult(cmp3(s, f.s), f.cmp), false
+		return f.evalStr(x)
 	case "exists":
 		_, _, ok := lookupUser(x.props, f.key)
-		if ok {
-			return tTrue, false
-		}
-		return tFalse, false
+		return triOf(ok), false
 	case "label":
 		if x.headers.Subject == "" {
 			return tUnknown, false // an empty sys. string reads NULL
@@ -181,41 +161,82 @@ func (f *fNode) eval(x *mMsg) (tri, bool) {
 		if err {
 			return tFalse, true
 		}
-		switch v {
-		case tTrue:
-			return tFalse, false
-		case tFalse:
-			return tTrue, false
-		}
+		return not3(v), false
+	}
+	return f.evalAndOr(x)
+}
+
+func triOf(b bool) tri {
+	if b {
+		return tTrue
+	}
+	return tFalse
+}
+
+// not3 is NOT in three-valued logic.
+func not3(v tri) tri {
+	switch v {
+	case tTrue:
+		return tFalse
+	case tFalse:
+		return tTrue
+	}
+	return tUnknown
+}
+
+// evalNum compares a user property with a number, with numeric promotion.
+func (f *fNode) evalNum(x *mMsg) (tri, bool) {
+	_, v, ok := lookupUser(x.props, f.key)
+	if !ok || v == nil {
 		return tUnknown, false
 	}
-	and := f.op == "and"
-	l, err := f.l.eval(x)
-	if err {
+	if i, ok := asInt(v); ok {
+		return cmpResult(cmp3(i, f.n), f.cmp), false
+	}
+	if fl, ok := asFloat(v); ok {
+		return cmpResult(cmp3(fl, float64(f.n)), f.cmp), false
+	}
+	return tFalse, true
+}
+
+// evalStr compares a user property with a string.
+func (f *fNode) evalStr(x *mMsg) (tri, bool) {
+	_, v, ok := lookupUser(x.props, f.key)
+	if !ok || v == nil {
+		return tUnknown, false
+	}
+	s, ok := v.(string)
+	if !ok {
 		return tFalse, true
 	}
-	if and && l == tFalse {
-		return tFalse, false
+	return cmpResult(cmp3(s, f.s), f.cmp), false
+}
+
+// evalAndOr is AND and OR: the right side only when the left does not
+// decide.
+func (f *fNode) evalAndOr(x *mMsg) (tri, bool) {
+	and := f.op == "and"
+	decides := tTrue // OR
+	if and {
+		decides = tFalse
 	}
-	if !and && l == tTrue {
-		return tTrue, false
+	l, err := f.l.eval(x)
+	switch {
+	case err:
+		return tFalse, true
+	case l == decides:
+		return l, false
 	}
 	r, err := f.r.eval(x)
-	if err {
-		return tFalse, true
-	}
 	switch {
-	case and && (l == tFalse || r == tFalse):
-		return tFalse, false
-	case !and && (l == tTrue || r == tTrue):
-		return tTrue, false
+	case err:
+		return tFalse, true
+	case r == decides:
+		return decides, false
 	case l == tUnknown || r == tUnknown:
 		return tUnknown, false
 	}
-	if and {
-		return tTrue, false
-	}
-	return tFalse, false
+	return not3(decides), false
 }
 
 // mAction is a SQL action of the model: statements from a fixed menu.
@@ -382,23 +403,32 @@ func fitInt(old any, i int64) (any, bool) {
 	case int:
 		return int(i), true
 	case int8:
-		return int8(i), i >= math.MinInt8 && i <= math.MaxInt8
+		return int8(i), inRange(i, math.MinInt8, math.MaxInt8)
 	case int16:
-		return int16(i), i >= math.MinInt16 && i <= math.MaxInt16
+		return int16(i), inRange(i, math.MinInt16, math.MaxInt16)
 	case int32:
-		return int32(i), i >= math.MinInt32 && i <= math.MaxInt32
+		return int32(i), inRange(i, math.MinInt32, math.MaxInt32)
 	case int64:
 		return i, true
+	}
+	return fitUint(old, i)
+}
+
+// fitUint returns i as old's unsigned integer type when it fits.
+func fitUint(old any, i int64) (any, bool) {
+	switch old.(type) {
 	case uint:
 		return uint(i), i >= 0
 	case uint8:
-		return uint8(i), i >= 0 && i <= math.MaxUint8
+		return uint8(i), inRange(i, 0, math.MaxUint8)
 	case uint16:
-		return uint16(i), i >= 0 && i <= math.MaxUint16
+		return uint16(i), inRange(i, 0, math.MaxUint16)
 	case uint32:
-		return uint32(i), i >= 0 && i <= math.MaxUint32
+		return uint32(i), inRange(i, 0, math.MaxUint32)
 	case uint64:
 		return uint64(i), i >= 0
 	}
 	return nil, false
 }
+
+func inRange(i, lo, hi int64) bool { return i >= lo && i <= hi }

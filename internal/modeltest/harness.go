@@ -3,19 +3,12 @@ package modeltest
 // The state machine of the root's TestModel and FuzzModel: random
 // operations applied to the broker and to the reference model (model.go)
 // side by side, and everything the broker returns compared with what the
-// model says.
+// model says (compare.go, check.go).
 
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"math"
-	"reflect"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -31,10 +24,24 @@ type hEnt struct {
 	s *minibus.Subscription
 }
 
-// hRecv pairs a broker receiver with the model's.
+// recvAPI is what a Receiver and a SessionReceiver share.
+type recvAPI interface {
+	ReceiveMessages(context.Context, int, *minibus.ReceiveMessagesOptions) ([]*minibus.ReceivedMessage, error)
+	PeekMessages(context.Context, int, *minibus.PeekMessagesOptions) ([]*minibus.ReceivedMessage, error)
+	ReceiveDeferredMessages(context.Context, []int64, *minibus.ReceiveDeferredMessagesOptions) ([]*minibus.ReceivedMessage, error)
+	CompleteMessage(context.Context, *minibus.ReceivedMessage, *minibus.CompleteMessageOptions) error
+	AbandonMessage(context.Context, *minibus.ReceivedMessage, *minibus.AbandonMessageOptions) error
+	DeadLetterMessage(context.Context, *minibus.ReceivedMessage, *minibus.DeadLetterOptions) error
+	DeferMessage(context.Context, *minibus.ReceivedMessage, *minibus.DeferMessageOptions) error
+	RenewMessageLock(context.Context, *minibus.ReceivedMessage, *minibus.RenewMessageLockOptions) error
+	Close(context.Context) error
+}
+
+// hRecv pairs a broker receiver, plain or of a session, with the model's.
 type hRecv struct {
-	r *minibus.Receiver
-	m *mReceiver
+	r    recvAPI
+	sess *minibus.SessionReceiver // nil for a plain receiver
+	m    *mReceiver
 }
 
 // hTok is a lock token the broker handed out.
@@ -120,7 +127,58 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func tm(n int64) time.Time { return time.Unix(0, n) }
 
-// ---------------------------------------------------------------- comparing
+// jump moves the broker's mock clock and the model to instant to. It
+// stops, and lets the broker catch up, 1ns before each end of a duplicate
+// detection window on the way (knownLatePrune).
+func (h *machine) jump(to int64) {
+	ahead := h.m.clone()
+	ahead.advance(to)
+	if ahead.tieAt <= to {
+		// Stop before a tie between entities (noteTie).
+		to = ahead.tieAt - 1
+		h.tally["jumps held back before a tie"]++
+	}
+	for _, u := range h.m.dupEnds(ahead, to) {
+		h.move(u - 1)
+		h.ns.Queues() // any call catches up
+		h.tally[knownLatePrune]++
+	}
+	h.move(to)
+}
+
+// blocks reports whether a call blocked on e can be checked exactly when
+// the clock jumps to instant to: no duplicate detection window ends on the
+// way (knownLatePrune), and no forward reaches e, or a subscription's
+// topic, before to, as a receive blocked on e may then wake at any instant
+// up to to, as the broker's timers happen to run
+// (TestRegressionT5_ForwardWakesReceiver).
+func (h *machine) blocks(e *mEntity, to int64) bool {
+	ahead := h.m.clone()
+	ahead.advance(to)
+	if len(h.m.dupEnds(ahead, to)) > 0 {
+		return false
+	}
+	ahead = h.m.clone()
+	ahead.advance(to - 1)
+	ce := ahead.all[e.id]
+	return ce.lastDelivery <= h.m.now && (ce.topic == nil || ce.topic.lastDelivery <= h.m.now)
+}
+
+// knownLatePrune names the broker bug the harness steps around: a catch-up
+// across the end of a duplicate detection window forgets the id at the
+// end of the catch-up, also for a message forwarded to the entity at an
+// instant inside the window, which is then taken as new (T3, DD1). See
+// TestRegressionDD1_ForwardDuringCatchUp.
+const knownLatePrune = "known bug: duplicate history pruned late in a catch-up"
+
+func (h *machine) move(to int64) {
+	if to > h.m.now {
+		h.mock.Add(time.Duration(to - h.m.now))
+	}
+	h.m.advance(max(to, h.m.now))
+}
+
+// ---------------------------------------------------------------- errors
 
 var sentinels = []error{
 	minibus.ErrNotFound, minibus.ErrAlreadyExists, minibus.ErrInvalidArgument,
@@ -145,171 +203,15 @@ func sameErr(got, want error) bool {
 
 func (h *machine) errs(t *rapid.T, what string, got, want error) {
 	t.Helper()
+	t.Logf("%s: %v", what, got)
 	if !sameErr(got, want) {
 		t.Fatalf("%s: broker returned %v, model says %v", what, got, want)
 	}
 }
 
-// PropsEqual reports whether two application property maps hold the same
-// keys with values of the same type and value: byte slices by content,
-// times by instant, a NaN equal to a NaN.
-func PropsEqual(a, b map[string]any) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, av := range a {
-		bv, ok := b[k]
-		if !ok || reflect.TypeOf(av) != reflect.TypeOf(bv) {
-			return false
-		}
-		switch av := av.(type) {
-		case []byte:
-			if !bytes.Equal(av, bv.([]byte)) {
-				return false
-			}
-		case time.Time:
-			if !av.Equal(bv.(time.Time)) {
-				return false
-			}
-		case float64:
-			if !(av == bv.(float64) || math.IsNaN(av) && math.IsNaN(bv.(float64))) {
-				return false
-			}
-		case float32:
-			if !(av == bv.(float32) || math.IsNaN(float64(av)) && math.IsNaN(float64(bv.(float32)))) {
-				return false
-			}
-		default:
-			if av != bv {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func sameInstant(got time.Time, want int64) bool {
-	if want == mNever || want == 0 || want == mUnset {
-		return got.IsZero()
-	}
-	return got.Equal(tm(want))
-}
-
-// msgs compares what the broker returned with the model's views, field by
-// field, and learns the lock tokens of peek-lock deliveries.
-func (h *machine) msgs(t *rapid.T, what string, recv *hRecv, got []*minibus.ReceivedMessage, want []mView) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: broker returned %d messages %v, model says %d %v", what, len(got), describeGot(got), len(want), describeWant(want))
-	}
-	for i, g := range got {
-		w := want[i]
-		bad := func(field string, gv, wv any) {
-			t.Fatalf("%s: message %d (seq %d, item %d): %s is %v, model says %v", what, i, w.seq, w.item, field, gv, wv)
-		}
-		if !bytes.Equal(g.Body, w.body) {
-			bad("Body", string(g.Body), string(w.body))
-		}
-		switch id, known := h.m.learned[w.origin]; {
-		case w.msgID != "":
-			if g.MessageID != w.msgID {
-				bad("MessageID", g.MessageID, w.msgID)
-			}
-		case known:
-			if g.MessageID != id {
-				bad("MessageID", g.MessageID, id)
-			}
-		default:
-			if b, err := hex.DecodeString(g.MessageID); err != nil || len(b) != 16 {
-				bad("MessageID", g.MessageID, "a random 32-character hex id (DD2)")
-			}
-			h.m.learned[w.origin] = g.MessageID
-		}
-		gh := mHeaders{g.ContentType, g.CorrelationID, g.Subject, g.To, g.ReplyTo, g.ReplyToSessionID, g.PartitionKey}
-		if gh != w.headers {
-			bad("headers", gh, w.headers)
-		}
-		if g.SessionID != "" || g.DeadLetterSource != "" || g.EnqueuedSequenceNumber != 0 {
-			bad("SessionID/DeadLetterSource/EnqueuedSequenceNumber", []any{g.SessionID, g.DeadLetterSource, g.EnqueuedSequenceNumber}, "unset")
-		}
-		if int64(g.TimeToLive) != w.ttl {
-			bad("TimeToLive", g.TimeToLive, time.Duration(w.ttl))
-		}
-		if !sameInstant(g.ScheduledEnqueueTime, w.sched) {
-			bad("ScheduledEnqueueTime", g.ScheduledEnqueueTime, tm(w.sched))
-		}
-		if !PropsEqual(g.ApplicationProperties, w.props) {
-			bad("ApplicationProperties", g.ApplicationProperties, w.props)
-		}
-		if g.SequenceNumber != w.seq {
-			bad("SequenceNumber", g.SequenceNumber, w.seq)
-		}
-		if !g.EnqueuedTime.Equal(tm(w.enqueued)) {
-			bad("EnqueuedTime", g.EnqueuedTime, tm(w.enqueued))
-		}
-		if !sameInstant(g.ExpiresAt, w.expires) {
-			bad("ExpiresAt", g.ExpiresAt, tm(w.expires))
-		}
-		if !sameInstant(g.LockedUntil, w.lockedUntil) {
-			bad("LockedUntil", g.LockedUntil, tm(w.lockedUntil))
-		}
-		if g.DeliveryCount != w.deliveries {
-			bad("DeliveryCount", g.DeliveryCount, w.deliveries)
-		}
-		if g.State != w.state {
-			bad("State", g.State, w.state)
-		}
-		if g.DeadLetterReason != w.dlReason {
-			bad("DeadLetterReason", g.DeadLetterReason, w.dlReason)
-		}
-		if w.descPrefix && !strings.HasPrefix(g.DeadLetterErrorDescription, w.dlDesc) ||
-			!w.descPrefix && g.DeadLetterErrorDescription != w.dlDesc {
-			bad("DeadLetterErrorDescription", g.DeadLetterErrorDescription, w.dlDesc)
-		}
-		locked := w.lockedUntil != 0
-		if !locked {
-			if g.LockToken != ([16]byte{}) {
-				bad("LockToken", g.LockToken, "none")
-			}
-			h.own(g)
-			continue
-		}
-		defer h.own(g)
-		if g.LockToken == ([16]byte{}) {
-			bad("LockToken", "none", "a fresh token")
-		}
-		if _, seen := h.tokens[g.LockToken]; seen {
-			bad("LockToken", fmt.Sprintf("%x", g.LockToken), "a token never seen before (I3)")
-		}
-		h.tokens[g.LockToken] = &hTok{obj: g, recv: recv, item: w.item}
-		h.seen = append(h.seen, g.LockToken)
-		x := h.findItem(w.item)
-		if x == nil || x.state != mLocked {
-			t.Fatalf("%s: model lost item %d", what, w.item)
-		}
-		x.token = g.LockToken
-	}
-}
-
-func describeGot(got []*minibus.ReceivedMessage) []string {
-	out := make([]string, len(got))
-	for i, g := range got {
-		out[i] = fmt.Sprintf("%s#%d/%d", g.Body, g.SequenceNumber, g.DeliveryCount)
-	}
-	return out
-}
-
-func describeWant(want []mView) []string {
-	out := make([]string, len(want))
-	for i, w := range want {
-		out[i] = fmt.Sprintf("%s#%d/%d", w.body, w.seq, w.deliveries)
-	}
-	return out
-}
-
 func (h *machine) findItem(item int) *mMsg {
 	for _, e := range h.m.all {
-		for _, l := range [][]*mMsg{e.main, e.dlq} {
+		for _, l := range e.lists() {
 			for _, x := range l {
 				if x.item == item {
 					return x
@@ -320,117 +222,18 @@ func (h *machine) findItem(item int) *mMsg {
 	return nil
 }
 
-// Check compares every count, list and rule, and runs the model's own
-// invariants. It runs before and after every action.
-func (h *machine) Check(t *rapid.T) {
-	if h.m.now == mNever-1 {
-		// At the end of time a deadline made by the last step is due at
-		// once: the broker's next call processes it first (SEMANTICS T3).
-		h.m.advance(h.m.now)
-	}
-	if err := h.m.check(); err != nil {
-		t.Fatalf("model invariant: %v", err)
-	}
-	for _, k := range h.kept {
-		if !bytes.Equal(k.msg.Body, k.body) || !PropsEqual(k.msg.ApplicationProperties, k.props) {
-			t.Fatalf("a returned message (seq %d) changed after the call: body %q props %v, was %q %v (V4)",
-				k.msg.SequenceNumber, k.msg.Body, k.msg.ApplicationProperties, k.body, k.props)
+// recvOf is the harness receiver of a model receiver, or nil.
+func (h *machine) recvOf(r *mReceiver) *hRecv {
+	for _, x := range h.recvs {
+		if x.m == r {
+			return x
 		}
 	}
-	var queues, topics []string
-	for _, e := range h.m.names {
-		if e.kind == mQueue {
-			queues = append(queues, e.name)
-		} else {
-			topics = append(topics, e.name)
-		}
-	}
-	sort.Strings(queues)
-	sort.Strings(topics)
-	if got := h.ns.Queues(); !slices.Equal(got, queues) {
-		t.Fatalf("Queues() = %v, model says %v", got, queues)
-	}
-	if got := h.ns.Topics(); !slices.Equal(got, topics) {
-		t.Fatalf("Topics() = %v, model says %v", got, topics)
-	}
-	for _, he := range h.ents {
-		e := he.m
-		c := h.m.counts(e)
-		if !e.deleted {
-			var got mCfg
-			var ok bool
-			switch e.kind {
-			case mQueue:
-				got, ok = queueCfg(he.q.Properties())
-			case mTopic:
-				got, ok = topicCfg(he.t.Properties())
-			case mSub:
-				got, ok = subCfg(he.s.Properties())
-			}
-			if !ok || got != e.cfg {
-				t.Fatalf("%v: Properties() give %+v, model says %+v", e, got, e.cfg)
-			}
-		}
-		switch e.kind {
-		case mQueue:
-			rp := he.q.RuntimeProperties()
-			got := mCounts{rp.ActiveMessageCount, rp.ScheduledMessageCount, rp.DeadLetterMessageCount, rp.TotalMessageCount, rp.SizeInBytes, 0}
-			if got != c || rp.TransferDeadLetterMessageCount != 0 || rp.TransferMessageCount != 0 {
-				t.Fatalf("%v: RuntimeProperties %+v, model says %+v", e, got, c)
-			}
-			h.times(t, e, rp.CreatedAt, rp.UpdatedAt, rp.AccessedAt)
-		case mTopic:
-			rp := he.t.RuntimeProperties()
-			got := mCounts{scheduled: rp.ScheduledMessageCount, size: rp.SizeInBytes, subs: rp.SubscriptionCount}
-			want := mCounts{scheduled: c.scheduled, size: c.size, subs: c.subs}
-			if got != want {
-				t.Fatalf("%v: RuntimeProperties %+v, model says %+v", e, got, want)
-			}
-			h.times(t, e, rp.CreatedAt, rp.UpdatedAt, rp.AccessedAt)
-			if !e.deleted {
-				var subs []string
-				for _, s := range e.subs {
-					subs = append(subs, s.name)
-				}
-				sort.Strings(subs)
-				if got := he.t.Subscriptions(); !slices.Equal(got, subs) {
-					t.Fatalf("%v: Subscriptions() = %v, model says %v", e, got, subs)
-				}
-			}
-		case mSub:
-			rp := he.s.RuntimeProperties()
-			got := mCounts{active: rp.ActiveMessageCount, dead: rp.DeadLetterMessageCount, total: rp.TotalMessageCount}
-			want := mCounts{active: c.active, dead: c.dead, total: c.total}
-			if got != want {
-				t.Fatalf("%v: RuntimeProperties %+v, model says %+v", e, got, want)
-			}
-			h.times(t, e, rp.CreatedAt, rp.UpdatedAt, rp.AccessedAt)
-			if !e.deleted {
-				got := he.s.Rules()
-				want := make([]minibus.Rule, len(e.rules))
-				for i, r := range e.rules {
-					want[i] = r.public
-				}
-				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("%v: Rules() = %+v, model says %+v", e, got, want)
-				}
-			}
-		}
-	}
+	return nil
 }
 
-// times compares CreatedAt, UpdatedAt and AccessedAt: a deleted entity reads
-// zero.
-func (h *machine) times(t *rapid.T, e *mEntity, created, updated, accessed time.Time) {
-	t.Helper()
-	if e.deleted {
-		if !created.IsZero() {
-			t.Fatalf("%v: deleted, but RuntimeProperties has CreatedAt %v", e, created)
-		}
-		return
-	}
-	if !created.Equal(tm(e.created)) || !updated.Equal(tm(e.updated)) || !accessed.Equal(tm(e.accessed)) {
-		t.Fatalf("%v: Created/Updated/AccessedAt %v %v %v, model says %v %v %v", e, created, updated, accessed,
-			tm(e.created), tm(e.updated), tm(e.accessed))
-	}
+// run is one rapid test case: the setup, then random actions.
+func (h *machine) run(t *rapid.T) {
+	h.setup(t)
+	t.Repeat(h.actions())
 }

@@ -6,11 +6,13 @@ package modeltest
 // message for its next deadline (refModel.advance, time.go). It knows
 // nothing of the broker but the public types it returns, and it never
 // calls it. This file holds its types and its ledger; entities.go,
-// send.go, receive.go, settle.go, time.go and invariants.go its rules.
+// send.go, forward.go, receive.go, sessions.go, settle.go, time.go and
+// invariants.go its rules.
 
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"time"
@@ -68,6 +70,22 @@ func (s mState) String() string {
 	return [...]string{"available", "locked", "deferred", "scheduled"}[s]
 }
 
+// subQ is one of an entity's three queues: its own, its dead-letter queue
+// (D1) and its transfer dead-letter queue (F3).
+type subQ uint8
+
+const (
+	sqMain subQ = iota
+	sqDLQ
+	sqTransfer
+)
+
+func (q subQ) String() string { return [...]string{"main", "dead-letter", "transfer"}[q] }
+
+func (q subQ) public() minibus.SubQueue {
+	return [...]minibus.SubQueue{minibus.SubQueueNone, minibus.SubQueueDeadLetter, minibus.SubQueueTransfer}[q]
+}
+
 // mKey orders the messages of an entity: a subscription may hold several
 // copies of one topic message under one sequence number (SEMANTICS R2).
 type mKey struct {
@@ -84,18 +102,20 @@ func (a mKey) next() mKey {
 	return mKey{a.seq, a.copy + 1}
 }
 
+// mHeaders are the string properties of a message as sent, SessionID
+// included.
 type mHeaders struct {
-	ContentType, CorrelationID, Subject, To, ReplyTo, ReplyToSessionID, PartitionKey string
+	ContentType, CorrelationID, Subject, To, ReplyTo, ReplyToSessionID, PartitionKey, SessionID string
 }
 
-// mMsg is one message where it is now: in a queue, a subscription, a
-// dead-letter queue, or waiting in a topic.
+// mMsg is one message where it is now: in a queue, a subscription, one of
+// their dead-letter queues, or waiting in a topic.
 type mMsg struct {
 	item   int // its ledger entry
 	origin int // the ledger entry of the message as sent (copies share it)
 	key    mKey
 	state  mState
-	dlq    bool // in the dead-letter queue
+	q      subQ // the queue of its entity that holds it
 
 	body    []byte
 	msgID   string // "" when the broker picks a random one (learned by origin)
@@ -104,6 +124,15 @@ type mMsg struct {
 	sentTTL int64 // TimeToLive as sent, 0 when not set
 	ttl     int64 // the effective TTL, what TimeToLive reads (0: never expires)
 	sched   int64 // ScheduledEnqueueTime as sent, or mUnset
+	// stamped says an enqueue set ttl (E1): from then on the message
+	// carries that TTL, not the one it was sent with, when it is forwarded.
+	stamped bool
+	// home is the entity whose enqueue last stamped it (nil: none yet).
+	home *mEntity
+	// restamped: the model gave EnqueuedTime, TimeToLive and ExpiresAt to a
+	// message put in a dead-letter or transfer dead-letter queue without an
+	// enqueue there, which the broker does not (knownUnstamped).
+	restamped bool
 
 	enqueued, expires int64
 	lockedUntil       int64
@@ -112,21 +141,42 @@ type mMsg struct {
 	fromDeferral      bool
 
 	dlReason, dlDesc string
-	dlDescPrefix     bool // dlDesc is a prefix (filter failure text)
-	size             int64
+	dlDescPrefix     bool   // dlDesc is a prefix (filter failure text)
+	dlSource         string // DeadLetterSource: where it was dead-lettered before a forward (D4)
+	hops             uint8  // ForwardTo moves so far (F3)
+	enqSeq           int64  // EnqueuedSequenceNumber, set when it is forwarded (F2)
+	// fullBase is its DeliveryCount when it went to a transfer dead-letter
+	// queue because its destination was full, where the broker reset it to
+	// 0 (knownFullReset).
+	fullBase uint32
+	size     int64
+}
+
+// carriedTTL is the TimeToLive the message brings to its next enqueue: as
+// sent until an enqueue stamped it, then its effective one (E1).
+func (x *mMsg) carriedTTL() int64 {
+	if x.stamped {
+		return x.ttl
+	}
+	return x.sentTTL
 }
 
 // mCfg is an entity's settings, defaults filled in.
 type mCfg struct {
 	lock        int64
 	maxDelivery uint32
-	ttl         int64 // mNever: none
+	ttl         int64 // 0: none
 	dlOnExpiry  bool
 	dlOnFilter  bool
 	autoDelete  int64 // mNever: never
 	maxSize     int64 // bytes, mNever: none
 	maxMsgSize  int64
 	status      minibus.EntityStatus
+	session     bool   // RequiresSession (SS1)
+	dupDetect   bool   // RequiresDuplicateDetection (DD1)
+	dupWindow   int64  // DuplicateDetectionHistoryTimeWindow; 0 for subscriptions
+	forwardTo   string // ForwardTo as given (F1)
+	forwardDLTo string // ForwardDeadLetteredMessagesTo as given (D4)
 }
 
 func canSend(s minibus.EntityStatus) bool {
@@ -146,6 +196,12 @@ const (
 )
 
 func (k mKind) String() string { return [...]string{"queue", "topic", "subscription"}[k] }
+
+// mHold is a held session: its receiver and its lock's end (SS2).
+type mHold struct {
+	r     *mReceiver
+	until int64
+}
 
 // mEntity is one queue, topic or subscription instance. Instances are never
 // reused: a re-created name is a new instance, and handles of the old one
@@ -168,8 +224,19 @@ type mEntity struct {
 
 	main  []*mMsg // a queue's or subscription's messages, a topic's scheduled ones
 	dlq   []*mMsg
-	subs  []*mEntity // a topic's live subscriptions
+	tdlq  []*mMsg    // the transfer dead-letter queue (F3)
+	subs  []*mEntity // a topic's live subscriptions, in creation order
 	rules []*mRule   // a subscription's rules, sorted by name
+
+	// lastFired is the instant of the entity's last event; lastDelivery
+	// the instant of the last forward it took, and the entity whose event
+	// made it (ties, forward.go).
+	lastFired, lastDelivery int64
+	lastDeliveryBy          *mEntity
+
+	held  map[string]*mHold // held sessions by id (SS2)
+	state map[string][]byte // session state by id (SS6)
+	dups  map[string]int64  // duplicate detection: id -> the instant it is forgotten (DD1)
 }
 
 func (e *mEntity) String() string {
@@ -179,12 +246,26 @@ func (e *mEntity) String() string {
 	return fmt.Sprintf("%v %s#%d", e.kind, e.name, e.id)
 }
 
-func (e *mEntity) list(dlq bool) *[]*mMsg {
-	if dlq {
+// path is the entity's Service Bus path, what DeadLetterSource reads (D4).
+func (e *mEntity) path() string {
+	if e.kind == mSub {
+		return e.topic.name + "/Subscriptions/" + e.name
+	}
+	return e.name
+}
+
+func (e *mEntity) list(q subQ) *[]*mMsg {
+	switch q {
+	case sqDLQ:
 		return &e.dlq
+	case sqTransfer:
+		return &e.tdlq
 	}
 	return &e.main
 }
+
+// lists is the entity's three queues.
+func (e *mEntity) lists() [][]*mMsg { return [][]*mMsg{e.main, e.dlq, e.tdlq} }
 
 // insert puts m into l in key order.
 func insert(l *[]*mMsg, m *mMsg) {
@@ -201,13 +282,15 @@ func remove(l *[]*mMsg, m *mMsg) {
 }
 
 // mReceiver is a receiver: its entity, mode and sub-queue, and its peek
-// cursor (SEMANTICS L12).
+// cursor (SEMANTICS L12); a session receiver also its session (SS4).
 type mReceiver struct {
 	e      *mEntity
 	rad    bool
-	dlq    bool
+	q      subQ
 	closed bool
 	cursor mKey
+	isSess bool
+	sess   string
 }
 
 // Ledger terminals: the documented ends of an accepted message (I1).
@@ -219,6 +302,7 @@ const (
 	termNoMatch    = "no-matching-subscription"
 	termFannedOut  = "fanned-out"
 	termEntityGone = "entity-deleted"
+	termDuplicate  = "duplicate-dropped"
 )
 
 // sometimes counts the rare paths a run must hit at least once.
@@ -226,24 +310,19 @@ type sometimes struct {
 	LockExpiry, MaxDeliveryDL, TTLToDLQ, TTLDrop, Activation, Cancel,
 	IdleDeletion, StaleTokenRejected, FilterNoMatchDrop, ActionCopy,
 	FilterErrorDLQ, QuotaExceeded, TooLarge, Renew, DeferredFetch int
+	// Sessions, duplicate detection and forwarding.
+	SessionExpired, SessionClosedRelease, SessionNullDLQ, SessionStateKept,
+	DuplicateDropped, DuplicateBatch, Forwarded, ForwardOnUpdate, HopLimit,
+	TransferDeadLetter, DeadLetterForwarded int
 }
 
+// add adds o's counts to s, field by field.
 func (s *sometimes) add(o sometimes) {
-	s.LockExpiry += o.LockExpiry
-	s.MaxDeliveryDL += o.MaxDeliveryDL
-	s.TTLToDLQ += o.TTLToDLQ
-	s.TTLDrop += o.TTLDrop
-	s.Activation += o.Activation
-	s.Cancel += o.Cancel
-	s.IdleDeletion += o.IdleDeletion
-	s.StaleTokenRejected += o.StaleTokenRejected
-	s.FilterNoMatchDrop += o.FilterNoMatchDrop
-	s.ActionCopy += o.ActionCopy
-	s.FilterErrorDLQ += o.FilterErrorDLQ
-	s.QuotaExceeded += o.QuotaExceeded
-	s.TooLarge += o.TooLarge
-	s.Renew += o.Renew
-	s.DeferredFetch += o.DeferredFetch
+	sv, ov := reflect.ValueOf(s).Elem(), reflect.ValueOf(o)
+	for i := range sv.NumField() {
+		f := sv.Field(i)
+		f.SetInt(f.Int() + ov.Field(i).Int())
+	}
 }
 
 // refModel is the whole namespace.
@@ -257,15 +336,41 @@ type refModel struct {
 	nextID  int
 	learned map[int]string // origin item -> the random MessageID the broker chose
 	hits    sometimes
+
+	// outbox holds the forwards not yet delivered, in the order they left
+	// (forward.go); flushing is set while they are delivered.
+	outbox   []mForward
+	flushing bool
+
+	// While advance runs, firing is the entity whose event is being
+	// applied; tieAt is the first instant at which the order of
+	// simultaneous events in different entities showed (mNever: none);
+	// idleGone is when each name was last deleted for idleness, and by
+	// which entity.
+	catchingUp bool
+	firing     *mEntity
+	tieAt      int64
+	idleGone   map[string]gone
+	// dupLog, when not nil (a look-ahead copy), lists the ends of the
+	// duplicate detection windows recorded (knownLatePrune).
+	dupLog []int64
+}
+
+// gone is an idle deletion: the entity and the instant.
+type gone struct {
+	e  *mEntity
+	at int64
 }
 
 func newRefModel(now int64) *refModel {
 	return &refModel{
-		now:     now,
-		names:   map[string]*mEntity{},
-		items:   map[int]string{},
-		term:    map[int]string{},
-		learned: map[int]string{},
+		now:      now,
+		names:    map[string]*mEntity{},
+		items:    map[int]string{},
+		term:     map[int]string{},
+		learned:  map[int]string{},
+		tieAt:    mNever,
+		idleGone: map[string]gone{},
 	}
 }
 

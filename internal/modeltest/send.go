@@ -1,11 +1,11 @@
 package modeltest
 
-// The model's sending side: sizes, sends and schedules, fan-out to
-// subscriptions, cancellation.
+// The model's sending side: sizes, sends and schedules with duplicate
+// detection, fan-out to subscriptions, cancellation.
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,26 +18,29 @@ import (
 func mMessageSize(body []byte, msgID string, h mHeaders, props map[string]any) int64 {
 	n := int64(len(body) + len(msgID))
 	n += int64(len(h.ContentType) + len(h.CorrelationID) + len(h.Subject) + len(h.To) +
-		len(h.ReplyTo) + len(h.ReplyToSessionID) + len(h.PartitionKey))
+		len(h.ReplyTo) + len(h.ReplyToSessionID) + len(h.PartitionKey) + len(h.SessionID))
 	for k, v := range props {
-		n += int64(len(k))
-		switch v := v.(type) {
-		case nil:
-		case string:
-			n += int64(len(v))
-		case []byte:
-			n += int64(len(v))
-		case bool, int8, uint8:
-			n++
-		case int16, uint16:
-			n += 2
-		case int32, uint32, float32:
-			n += 4
-		default:
-			n += 8
-		}
+		n += int64(len(k)) + valueSize(v)
 	}
 	return n
+}
+
+func valueSize(v any) int64 {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case string:
+		return int64(len(v))
+	case []byte:
+		return int64(len(v))
+	case bool, int8, uint8:
+		return 1
+	case int16, uint16:
+		return 2
+	case int32, uint32, float32:
+		return 4
+	}
+	return 8
 }
 
 // MessageSize is the size SEMANTICS V3 counts against
@@ -96,6 +99,15 @@ func capTTL(a, b int64) int64 {
 	return a
 }
 
+// ttlCap is what caps the TTL of a message enqueued in e (E1): its own
+// DefaultMessageTimeToLive, and for a subscription its topic's too.
+func ttlCap(e *mEntity) int64 {
+	if e.kind == mSub {
+		return capTTL(e.cfg.ttl, e.topic.cfg.ttl)
+	}
+	return e.cfg.ttl
+}
+
 // record validates a message to send and makes the model's copy of it.
 func (m *refModel) record(msg *minibus.Message) (*mMsg, error) {
 	if msg == nil || len(msg.MessageID) > 128 || len(msg.SessionID) > 128 || len(msg.PartitionKey) > 128 || msg.TimeToLive < 0 {
@@ -107,9 +119,11 @@ func (m *refModel) record(msg *minibus.Message) (*mMsg, error) {
 		}
 	}
 	x := &mMsg{
-		body:    slices.Clone(msg.Body),
-		msgID:   msg.MessageID,
-		headers: mHeaders{msg.ContentType, msg.CorrelationID, msg.Subject, msg.To, msg.ReplyTo, msg.ReplyToSessionID, msg.PartitionKey},
+		body:  slices.Clone(msg.Body),
+		msgID: msg.MessageID,
+		headers: mHeaders{ContentType: msg.ContentType, CorrelationID: msg.CorrelationID, Subject: msg.Subject,
+			To: msg.To, ReplyTo: msg.ReplyTo, ReplyToSessionID: msg.ReplyToSessionID, PartitionKey: msg.PartitionKey,
+			SessionID: msg.SessionID},
 		props:   copyMap(msg.ApplicationProperties),
 		sentTTL: int64(msg.TimeToLive),
 		sched:   mUnset,
@@ -122,9 +136,9 @@ func (m *refModel) record(msg *minibus.Message) (*mMsg, error) {
 	return x, nil
 }
 
-// send is SendMessages (at == mUnset) and ScheduleMessages (at the
-// schedule instant): all or nothing (SEMANTICS V3).
-func (m *refModel) send(e *mEntity, msgs []*minibus.Message, at int64) ([]int64, error) {
+// records validates a batch: not empty, every message valid. at is the
+// ScheduleMessages instant, or mUnset.
+func (m *refModel) records(msgs []*minibus.Message, at int64) ([]*mMsg, error) {
 	if len(msgs) == 0 {
 		return nil, minibus.ErrInvalidArgument
 	}
@@ -139,53 +153,171 @@ func (m *refModel) send(e *mEntity, msgs []*minibus.Message, at int64) ([]int64,
 		}
 		recs[i] = x
 	}
+	return recs, nil
+}
+
+// sendResult is what a send did: the numbers (0 for a dropped duplicate)
+// and the duplicates it dropped.
+type sendResult struct {
+	seqs             []int64
+	dupHist, dupBtch int
+}
+
+// send is SendMessages (at == mUnset) and ScheduleMessages (at the
+// schedule instant): all or nothing (SEMANTICS V3), duplicates dropped
+// (DD1).
+func (m *refModel) send(e *mEntity, msgs []*minibus.Message, at int64) (sendResult, error) {
+	m.begin()
+	recs, err := m.records(msgs, at)
+	if err != nil {
+		return sendResult{}, err
+	}
+	if err := m.checkSend(e, recs); err != nil {
+		return sendResult{}, err
+	}
+	kept, res := m.dedup(e, recs, m.now)
+	if err := m.checkQuota(e, recs, kept); err != nil {
+		return sendResult{}, err
+	}
+	res.seqs = m.accept(e, recs, kept)
+	m.hits.DuplicateDropped += res.dupHist
+	m.hits.DuplicateBatch += res.dupBtch
+	m.touch(e)
+	e.accessed = m.now
+	m.flush()
+	return res, nil
+}
+
+// checkSend is the checks of a send that need the entity: it exists, its
+// status takes sends (V5), each message fits (V3) and has a SessionID when
+// the entity requires sessions (SS1), in message order.
+func (m *refModel) checkSend(e *mEntity, recs []*mMsg) error {
 	if e.deleted {
-		return nil, minibus.ErrNotFound
+		return minibus.ErrNotFound
 	}
 	if !canSend(e.cfg.status) {
-		return nil, minibus.ErrEntityDisabled
+		return minibus.ErrEntityDisabled
 	}
-	var batch int64
 	for _, x := range recs {
 		if x.size > e.cfg.maxMsgSize {
 			m.hits.TooLarge++
-			return nil, minibus.ErrMessageTooLarge
+			return minibus.ErrMessageTooLarge
 		}
-		batch += x.size
+		if e.cfg.session && x.headers.SessionID == "" {
+			return minibus.ErrInvalidArgument
+		}
 	}
-	future := func(x *mMsg) bool { return x.sched != mUnset && x.sched > m.now }
+	return nil
+}
+
+// dupKey is the id duplicate detection compares: the MessageID as sent,
+// else the broker's random one, which every copy and forward of the
+// message shares (DD2).
+func dupKey(x *mMsg) string {
+	if x.msgID != "" {
+		return x.msgID
+	}
+	return "\x00random id of item " + strconv.Itoa(x.origin)
+}
+
+// dupSeen reports whether e accepted key within its window before at (DD1,
+// T2: at the window's end a resend is new).
+func dupSeen(e *mEntity, key string, at int64) bool {
+	u, ok := e.dups[key]
+	return e.cfg.dupDetect && ok && at < u
+}
+
+// recordDup remembers key, accepted by e at instant at, for its window.
+func (m *refModel) recordDup(e *mEntity, key string, at int64) {
+	if !e.cfg.dupDetect {
+		return
+	}
+	e.dups[key] = mAddSat(at, e.cfg.dupWindow)
+	if m.dupLog != nil {
+		m.dupLog = append(m.dupLog, e.dups[key])
+	}
+}
+
+// dedup marks which of recs e keeps: not those whose MessageID it accepted
+// within its window, nor a repeat of an earlier message of the batch (DD1).
+// A message without MessageID gets a random one, never a duplicate.
+func (m *refModel) dedup(e *mEntity, recs []*mMsg, at int64) ([]bool, sendResult) {
+	kept := make([]bool, len(recs))
+	var res sendResult
+	batch := map[string]bool{}
+	for i, x := range recs {
+		id := x.msgID
+		switch {
+		case !e.cfg.dupDetect || id == "":
+			kept[i] = true
+		case dupSeen(e, id, at):
+			res.dupHist++
+		case batch[id]:
+			res.dupBtch++
+		default:
+			kept[i] = true
+			batch[id] = true
+		}
+	}
+	return kept, res
+}
+
+// future reports whether x, sent now, is scheduled for later (S1).
+func (m *refModel) future(x *mMsg) bool { return x.sched != mUnset && x.sched > m.now }
+
+// checkQuota checks the kept messages against e's quota (V3). A topic
+// counts the copies its subscriptions' rules would make now; a message
+// scheduled for later counts as those copies or as itself, whichever is
+// more, as it waits in the topic.
+func (m *refModel) checkQuota(e *mEntity, recs []*mMsg, kept []bool) error {
+	var total int64
+	n := 0
+	for i, x := range recs {
+		if !kept[i] {
+			continue
+		}
+		n++
+		if e.kind != mTopic {
+			total += x.size
+			continue
+		}
+		x.key = mKey{seq: e.seq + int64(n)}
+		copies := m.planSize(e, x, m.now)
+		if m.future(x) {
+			copies = max(copies, x.size)
+		}
+		total += copies
+	}
+	used := m.entitySize(e)
 	if e.kind == mTopic {
-		// The quota counts the scheduled messages and every copy the send
-		// makes (SEMANTICS V3: a topic's quota counts its subscriptions).
-		var total int64
-		for i, x := range recs {
-			if future(x) {
-				total += x.size
-				continue
-			}
-			x.key = mKey{seq: e.seq + int64(i) + 1}
-			for _, c := range m.plan(e, x, m.now) {
-				total += c.msg.size
-			}
-		}
-		if m.topicSize(e)+total > e.cfg.maxSize {
-			m.hits.QuotaExceeded++
-			return nil, minibus.ErrQuotaExceeded
-		}
-	} else if m.entitySize(e)+batch > e.cfg.maxSize {
-		m.hits.QuotaExceeded++
-		return nil, minibus.ErrQuotaExceeded
+		used = m.topicSize(e)
 	}
+	if used+total > e.cfg.maxSize {
+		m.hits.QuotaExceeded++
+		return minibus.ErrQuotaExceeded
+	}
+	return nil
+}
+
+// accept numbers and enqueues, schedules or fans out the kept messages of a
+// send, and records their ids (Q1, S1, R1, DD1). A dropped duplicate is
+// accepted and ends at once, with number 0.
+func (m *refModel) accept(e *mEntity, recs []*mMsg, kept []bool) []int64 {
 	seqs := make([]int64, len(recs))
 	for i, x := range recs {
 		x.item = m.newItem(e.kind.String() + " message")
 		x.origin = x.item
+		if !kept[i] {
+			m.terminate(x.item, termDuplicate)
+			continue
+		}
 		e.seq++
 		e.seqLog = append(e.seqLog, x.item)
 		seqs[i] = e.seq
 		x.key = mKey{seq: e.seq}
+		m.recordDup(e, dupKey(x), m.now)
 		switch {
-		case future(x):
+		case m.future(x):
 			x.state = mScheduled
 			x.enqueued = x.sched
 			insert(&e.main, x)
@@ -195,24 +327,36 @@ func (m *refModel) send(e *mEntity, msgs []*minibus.Message, at int64) ([]int64,
 			m.enqueue(e, x, m.now, e.cfg.ttl)
 		}
 	}
-	m.touch(e)
-	e.accessed = m.now
-	return seqs, nil
+	return seqs
 }
 
-// enqueue makes x available in e at instant at (SEMANTICS Q3, E1, E2).
+// enqueue makes x available in e's main queue at instant at (SEMANTICS Q3,
+// E1, E2); a forwarding entity passes it on at once (F2).
 func (m *refModel) enqueue(e *mEntity, x *mMsg, at, cap int64) {
-	eff := effTTL(x.sentTTL, cap)
+	if e.cfg.forwardTo != "" {
+		m.forwardOut(e, x, at)
+		return
+	}
+	m.stampAt(e, x, at, cap)
+	x.q = sqMain
 	x.state = mAvail
+	insert(&e.main, x)
+}
+
+// stampAt sets what enqueueing x in e at instant at with this cap makes of
+// it: EnqueuedTime (Q3), its effective TTL (E1) and ExpiresAt (E2).
+func (m *refModel) stampAt(e *mEntity, x *mMsg, at, cap int64) {
+	eff := effTTL(x.carriedTTL(), cap)
 	x.enqueued = at
 	x.expires = mExpiry(at, eff)
 	x.ttl = eff
-	insert(&e.main, x)
+	x.stamped = true
+	x.home = e
 }
 
 func (m *refModel) entitySize(e *mEntity) int64 {
 	var n int64
-	for _, l := range [][]*mMsg{e.main, e.dlq} {
+	for _, l := range e.lists() {
 		for _, x := range l {
 			n += x.size
 		}
@@ -228,114 +372,8 @@ func (m *refModel) topicSize(t *mEntity) int64 {
 	return n
 }
 
-// planned is one copy a topic message makes in a subscription.
-type planned struct {
-	sub    *mEntity
-	msg    *mMsg
-	action bool // made by a rule's action
-}
-
-// plan returns the copies of x that the topic's subscriptions' rules make at
-// instant at, in the deliberate order: copy 0 for the plain matching rules,
-// then one per matching rule with an action in rule-name order, then one
-// dead-letter copy if a rule failed and the subscription says so
-// (SEMANTICS R1, R2, R5). A Disabled or SendDisabled subscription gets no
-// copies.
-func (m *refModel) plan(t *mEntity, x *mMsg, at int64) []planned {
-	var out []planned
-	for _, s := range t.subs {
-		if !canSend(s.cfg.status) {
-			continue
-		}
-		plain := false
-		var actions []*mMsg
-		failed := ""
-		for _, r := range s.rules {
-			ok, err := r.match(x)
-			if !err && ok && r.action != nil {
-				c := x.clone()
-				if err = !r.action.apply(c); !err {
-					if c.props == nil {
-						c.props = map[string]any{}
-					}
-					c.props["RuleName"] = r.name // a copy made by an action names its rule (R2)
-					c.resize()
-					actions = append(actions, c)
-				}
-			}
-			if err {
-				if failed == "" {
-					failed = r.name
-				}
-				continue
-			}
-			if ok && r.action == nil {
-				plain = true
-			}
-		}
-		var copies []planned
-		if plain {
-			copies = append(copies, planned{s, x.clone(), false})
-		}
-		for _, c := range actions {
-			copies = append(copies, planned{s, c, true})
-		}
-		if failed != "" && s.cfg.dlOnFilter {
-			c := x.clone()
-			c.dlq = true
-			c.dlReason = "FilterEvaluationException"
-			c.dlDesc = fmt.Sprintf("rule %q: ", failed)
-			c.dlDescPrefix = true
-			copies = append(copies, planned{s, c, false})
-		}
-		for i, p := range copies {
-			p.msg.key = mKey{x.key.seq, uint32(i)}
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func (x *mMsg) clone() *mMsg {
-	c := *x
-	c.body = slices.Clone(x.body)
-	c.props = copyMap(x.props)
-	return &c
-}
-
-// fanOut copies x, numbered, to the topic's subscriptions at instant at
-// (SEMANTICS R1, S5); x itself ends there.
-func (m *refModel) fanOut(t *mEntity, x *mMsg, at int64) {
-	copies := m.plan(t, x, at)
-	if len(copies) == 0 {
-		m.hits.FilterNoMatchDrop++
-		m.terminate(x.item, termNoMatch)
-		return
-	}
-	m.terminate(x.item, termFannedOut)
-	for _, p := range copies {
-		c, s := p.msg, p.sub
-		c.item = m.newItem("subscription copy")
-		c.origin = x.origin
-		cap := capTTL(s.cfg.ttl, t.cfg.ttl)
-		if p.action {
-			m.hits.ActionCopy++
-		}
-		if c.dlq {
-			m.hits.FilterErrorDLQ++
-			eff := effTTL(c.sentTTL, cap)
-			c.state = mAvail
-			c.enqueued = at
-			c.expires = mExpiry(at, eff)
-			c.ttl = eff
-			insert(&s.dlq, c)
-			continue
-		}
-		m.enqueue(s, c, at, cap)
-	}
-}
-
 func (m *refModel) cancel(e *mEntity, seqs []int64) error {
+	m.begin()
 	if err := checkSeqs(seqs); err != nil {
 		return err
 	}

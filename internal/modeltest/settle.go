@@ -29,37 +29,49 @@ func (o settleOp) String() string {
 type settleMsg struct {
 	how    string // "locked", "deleted", "peeked", "token" (built by the caller)
 	origin *mEntity
-	odlq   bool
+	oq     subQ
 	token  [16]byte
+}
+
+// settleArgs is the checks of a settlement that need no entity: the
+// receiver, the message and PropertiesToModify (L4, L7, L10, L12, D1,
+// SS7).
+func settleArgs(r *mReceiver, op settleOp, sm settleMsg, mod map[string]any) error {
+	switch {
+	case r.closed:
+		return minibus.ErrClosed
+	case r.isSess && op == opRenew:
+		return minibus.ErrInvalidArgument // SS7: renew the session, not the message
+	case r.rad, sm.how == "deleted", sm.how == "peeked":
+		return minibus.ErrInvalidArgument
+	case sm.origin != nil && (sm.origin != r.e || sm.oq != r.q):
+		return minibus.ErrInvalidArgument
+	case sm.token == [16]byte{}:
+		return minibus.ErrInvalidArgument
+	case op == opDeadLetter && r.q != sqMain:
+		return minibus.ErrInvalidArgument // D1: no dead-lettering from a dead-letter queue
+	}
+	for _, v := range mod {
+		if !validValue(v) {
+			return minibus.ErrInvalidArgument
+		}
+	}
+	return nil
 }
 
 // settle applies op; renewed is the new LockedUntil of a renewal.
 func (m *refModel) settle(r *mReceiver, op settleOp, sm settleMsg, mod map[string]any, reason, desc string) (renewed int64, err error) {
-	if r.closed {
-		return 0, minibus.ErrClosed
-	}
-	switch {
-	case r.rad, sm.how == "deleted", sm.how == "peeked":
-		return 0, minibus.ErrInvalidArgument
-	case sm.origin != nil && (sm.origin != r.e || sm.odlq != r.dlq):
-		return 0, minibus.ErrInvalidArgument
-	case sm.token == [16]byte{}:
-		return 0, minibus.ErrInvalidArgument
-	case op == opDeadLetter && r.dlq:
-		return 0, minibus.ErrInvalidArgument // D1: no dead-lettering from a DLQ
-	}
-	for _, v := range mod {
-		if !validValue(v) {
-			return 0, minibus.ErrInvalidArgument
-		}
+	m.begin()
+	if err := settleArgs(r, op, sm, mod); err != nil {
+		return 0, err
 	}
 	if err := m.enterReceive(r); err != nil {
 		return 0, err
 	}
 	e := r.e
-	l := e.list(r.dlq)
+	l := e.list(r.q)
 	i := slices.IndexFunc(*l, func(x *mMsg) bool { return x.state == mLocked && x.token == sm.token })
-	if i < 0 {
+	if i < 0 || (r.isSess && (*l)[i].headers.SessionID != r.sess) {
 		return 0, minibus.ErrLockLost // L4
 	}
 	x := (*l)[i]
@@ -71,26 +83,33 @@ func (m *refModel) settle(r *mReceiver, op settleOp, sm settleMsg, mod map[strin
 			return 0, err
 		}
 	}
+	if op == opRenew {
+		x.lockedUntil = mAddSat(m.now, e.cfg.lock)
+		m.hits.Renew++
+		return x.lockedUntil, nil // renewing is not activity
+	}
+	m.apply(e, x, op, reason, desc)
+	m.touch(e)
+	m.flush()
+	return 0, nil
+}
+
+// apply is complete, abandon, dead-letter and defer of the locked x (L3).
+func (m *refModel) apply(e *mEntity, x *mMsg, op settleOp, reason, desc string) {
 	switch op {
 	case opComplete:
-		remove(l, x)
+		remove(e.list(x.q), x)
 		m.terminate(x.item, termCompleted)
 	case opAbandon:
 		m.lockEnded(e, x, m.now)
 	case opDeadLetter:
 		m.unlock(x)
-		m.deadLetter(e, x, reason, desc)
+		m.deadLetter(e, x, reason, desc, m.now)
 	case opDefer:
 		m.unlock(x)
 		x.fromDeferral = false
 		x.state = mDeferred
-	case opRenew:
-		x.lockedUntil = mAddSat(m.now, e.cfg.lock)
-		m.hits.Renew++
-		return x.lockedUntil, nil // renewing is not activity
 	}
-	m.touch(e)
-	return 0, nil
 }
 
 // modify merges PropertiesToModify into x within its entity's limits
@@ -128,39 +147,49 @@ func (m *refModel) unlock(x *mMsg) {
 }
 
 // lockEnded is SEMANTICS L6 for a lock that ended unsettled at instant at.
+// A message of an entity that began forwarding while it was locked moves
+// on (F2).
 func (m *refModel) lockEnded(e *mEntity, x *mMsg, at int64) {
 	m.unlock(x)
-	main := !x.dlq
+	main := x.q == sqMain
 	switch {
 	case main && x.deliveries >= e.cfg.maxDelivery:
 		m.hits.MaxDeliveryDL++
 		m.deadLetter(e, x, "MaxDeliveryCountExceeded",
-			fmt.Sprintf("Message could not be consumed after %d delivery attempts.", e.cfg.maxDelivery))
+			fmt.Sprintf("Message could not be consumed after %d delivery attempts.", e.cfg.maxDelivery), at)
 	case x.fromDeferral:
 		x.fromDeferral = false
 		x.state = mDeferred
 	case main && at >= x.expires:
-		m.expire(e, x)
+		m.expire(e, x, at)
+	case main && e.cfg.forwardTo != "":
+		remove(&e.main, x)
+		m.forwardOut(e, x, at)
 	default:
 		x.state = mAvail
 	}
 }
 
-// deadLetter moves x from e's main queue to its dead-letter queue (D2).
-func (m *refModel) deadLetter(e *mEntity, x *mMsg, reason, desc string) {
+// deadLetter moves x from e's main queue to its dead-letter queue at
+// instant at (D2), or on to ForwardDeadLetteredMessagesTo (D4).
+func (m *refModel) deadLetter(e *mEntity, x *mMsg, reason, desc string, at int64) {
 	remove(&e.main, x)
-	x.dlq = true
-	x.state = mAvail
 	x.fromDeferral = false
-	x.dlReason, x.dlDesc, x.dlDescPrefix = reason, desc, false
+	x.dlReason, x.dlDesc, x.dlDescPrefix, x.dlSource = reason, desc, false, ""
+	if forwardsDeadLetters(e, reason) {
+		m.dlForward(e, x, at)
+		return
+	}
+	x.q = sqDLQ
+	x.state = mAvail
 	insert(&e.dlq, x)
 }
 
-// expire is SEMANTICS E5.
-func (m *refModel) expire(e *mEntity, x *mMsg) {
+// expire is SEMANTICS E5 at instant at.
+func (m *refModel) expire(e *mEntity, x *mMsg, at int64) {
 	if e.cfg.dlOnExpiry {
 		m.hits.TTLToDLQ++
-		m.deadLetter(e, x, "TTLExpiredException", "The message expired and was dead lettered.")
+		m.deadLetter(e, x, "TTLExpiredException", "The message expired and was dead lettered.", at)
 		return
 	}
 	m.hits.TTLDrop++
