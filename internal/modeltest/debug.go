@@ -1,5 +1,7 @@
 package modeltest
 
+// What failure messages show of the model.
+
 import (
 	"fmt"
 	"strings"
