@@ -195,9 +195,15 @@ func (h *machine) await(t *rapid.T, what string, done chan blockedResult, wouldB
 		cancel()
 	}
 	var res blockedResult
-	select {
-	case res = <-done:
-	case <-time.After(10 * time.Second):
+	ok := false
+	h.clk.open(func() {
+		select {
+		case res = <-done:
+			ok = true
+		case <-time.After(10 * time.Second):
+		}
+	})
+	if !ok {
 		t.Fatalf("%s: still blocked after 10 s, the model says it woke (T5)", what)
 	}
 	if wouldBlock && (!errors.Is(res.err, context.Canceled) || res.got != nil) {

@@ -84,9 +84,14 @@ func (c *timerClock) AfterFunc(d time.Duration, f func()) *clock.Timer {
 // add moves the mock clock by d and waits for the timer callbacks that
 // started, in this move or (late) before it. The mock sleeps 1 ms after it
 // starts a callback; one that starts later waits for the next move.
-func (c *timerClock) add(d time.Duration) {
+func (c *timerClock) add(d time.Duration) { c.open(func() { c.Mock.Add(d) }) }
+
+// open lets timer callbacks run while f runs (a move of the clock, or the
+// wait for a blocked call, which they may wake), then waits for those that
+// started.
+func (c *timerClock) open(f func()) {
 	c.gate.Unlock()
-	c.Mock.Add(d)
+	f()
 	for c.started.Load() != c.ended.Load() {
 		time.Sleep(20 * time.Microsecond)
 	}
