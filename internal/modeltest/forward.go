@@ -112,8 +112,9 @@ func (m *refModel) deliver(f mForward) {
 
 // noteTie records an instant at which the broker's order of simultaneous
 // events in different entities shows: a forward arriving at an instant at
-// which its destination has an event of its own (or was deleted for
-// idleness), or at which another entity's event forwarded to it too. The
+// which its destination, or for a topic one of its subscriptions (whose
+// catch-up the copies wait for), has an event of its own (or was deleted
+// for idleness), or at which another entity's event forwarded to it too. The
 // broker orders such events by its scheduler's bookkeeping, not by a rule
 // (TestRegressionT3_ForwardAtDestinationDeadline); the harness does not
 // move its clock across them (jump).
@@ -123,7 +124,7 @@ func (m *refModel) noteTie(d *mEntity, f mForward) {
 	case d == nil:
 		g, ok := m.idleGone[strings.ToLower(f.to)]
 		tie = ok && g.at == f.at && g.e != m.firing
-	case d != m.firing && (d.lastFired == f.at || m.hasEventAt(d, f.at)):
+	case d != m.firing && m.busyAt(d, f.at):
 		tie = true
 	case d.lastDelivery == f.at && d.lastDeliveryBy != m.firing:
 		tie = true
@@ -134,6 +135,22 @@ func (m *refModel) noteTie(d *mEntity, f mForward) {
 	if tie {
 		m.tieAt = min(m.tieAt, f.at)
 	}
+}
+
+// busyAt reports whether d has an event of its own at instant at, fired or
+// pending, or, for a topic, one of its subscriptions other than the entity
+// firing: the broker may order it before or after the event that
+// forwarded.
+func (m *refModel) busyAt(d *mEntity, at int64) bool {
+	if d.lastFired == at || m.hasEventAt(d, at) {
+		return true
+	}
+	for _, s := range d.subs {
+		if s != m.firing && (s.lastFired == at || m.hasEventAt(s, at)) {
+			return true
+		}
+	}
+	return false
 }
 
 // refusal is why d cannot take x at all, or "".

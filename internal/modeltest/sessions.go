@@ -105,11 +105,19 @@ func sessionLocked(e *mEntity, id string) []*mMsg {
 
 // release ends the hold on session id at instant at: its lock expired
 // (each locked message's lock ends as in L6, a failed delivery) or its
-// receiver closed (the same, without counting a delivery) (SS5).
+// receiver closed (the same, without counting a delivery, so a message
+// fetched from deferral is deferred again whatever its DeliveryCount: a
+// close cannot dead-letter it) (SS5).
 func (m *refModel) release(e *mEntity, id string, at int64, expired bool) {
 	for _, x := range sessionLocked(e, id) {
 		if !expired {
 			x.deliveries--
+			if x.fromDeferral {
+				m.unlock(x)
+				x.fromDeferral = false
+				x.state = mDeferred
+				continue
+			}
 		}
 		m.lockEnded(e, x, at)
 	}
