@@ -9,10 +9,13 @@ package minibus_test
 //     I10–I15 after every step (I9, duplicate detection, shows in the
 //     comparisons). The reference model and the harness are in
 //     internal/modeltest.
+//   - TestModelDurable (below): T1 on a durable namespace on an in-memory
+//     file system, with crashes: after each, the reopened namespace must
+//     hold exactly what the model says.
 //   - model_regression_test.go: the smallest tests for the broker bugs the
 //     model found on the way, each citing its SEMANTICS rule: fixed ones,
 //     which guard the fixes, and open ones, which fail until they are fixed
-//     (internal/modeltest steps around those).
+//     and run only with -model.open (internal/modeltest steps around those).
 //   - stress_test.go: T2, concurrent stress under -race with a Jepsen-style
 //     ledger (lost, duplicated, unexpected, completed twice).
 //   - fuzz_test.go: T4, native fuzz targets (names, property maps); FuzzModel
@@ -26,6 +29,7 @@ package minibus_test
 //
 //	go test -run 'TestModel$' -rapid.checks=20000 -rapid.steps=200 -timeout 2h .
 //	go test -run 'TestModel$' -rapid.seed=<seed> -rapid.v .   # replay a seed
+//	go test -run 'TestModelDurable$' -model.crashes=100000 -timeout 3h .
 //	go test -run '^$' -fuzz 'FuzzModel$' -fuzztime 30m .
 //	go test -run '^$' -fuzz 'FuzzEntityNames$' -fuzztime 10m .
 //	go test -run '^$' -fuzz 'FuzzMessageProperties$' -fuzztime 10m .
@@ -38,9 +42,13 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"testing"
 
+	"github.com/benbjohnson/clock"
+	"github.com/minibus-go/minibus"
 	"github.com/minibus-go/minibus/internal/modeltest"
+	"github.com/minibus-go/minibus/internal/wal"
 	"pgregory.net/rapid"
 )
 
@@ -112,4 +120,58 @@ func FuzzModel(f *testing.F) {
 // rules on whole histories.
 func TestModelFiltersAgree(t *testing.T) {
 	rapid.Check(t, modeltest.FiltersAgree)
+}
+
+// TestModelDurable is TestModel on a durable namespace (minibus.Open with
+// SyncAlways) on an in-memory file system, with one more action: a crash,
+// which loses what the file system had not synced, closes the old
+// namespace and opens the directory again at the same instant. After each
+// crash every count, list and message of the reopened namespace must be as
+// the model says: nothing acknowledged lost, nothing completed back, every
+// lock ended with its delivery counted (L6), every session free. The
+// default run is small (durableChecks); -rapid.checks overrides it, and
+// -model.crashes runs checks until that many crashes were simulated:
+//
+//	go test -run 'TestModelDurable$' -model.crashes=100000 -timeout 3h .
+func TestModelDurable(t *testing.T) {
+	var totals modeltest.Totals
+	prop := func(t *rapid.T) { totals.Add(modeltest.RunDurable(t, openDurableModel)) }
+	withRapidChecks(durableChecks, func() { rapid.Check(t, prop) })
+	for !t.Failed() && totals.Crashes() < *modelCrashes {
+		withRapidChecks(1000, func() { rapid.Check(t, prop) })
+	}
+	if t.Failed() {
+		return
+	}
+	totals.Log(t)
+	t.Logf("%d crashes simulated", totals.Crashes())
+	if totals.Checks() >= durableChecks && totals.Crashes() == 0 {
+		t.Error("no check crashed: the generators no longer reach the crash action")
+	}
+}
+
+// durableChecks is TestModelDurable's default number of checks: a few
+// seconds under -race on two cores.
+const durableChecks = 20
+
+var modelCrashes = flag.Int("model.crashes", 0, "TestModelDurable: go on with more checks until this many crashes were simulated (a soak)")
+
+// withRapidChecks runs f with -rapid.checks at n, unless the command line
+// or RAPID_CHECKS set it.
+func withRapidChecks(n int, f func()) {
+	set := os.Getenv("RAPID_CHECKS") != ""
+	flag.Visit(func(fl *flag.Flag) { set = set || fl.Name == "rapid.checks" })
+	if fl := flag.Lookup("rapid.checks"); fl != nil && !set {
+		old := fl.Value.String()
+		_ = fl.Value.Set(strconv.Itoa(n))
+		defer func() { _ = fl.Value.Set(old) }()
+	}
+	f()
+}
+
+// openDurableModel opens TestModelDurable's namespace on fs, in segments
+// of 1 MiB: a crash copies the file system and Open scans the last
+// segment's tail, which the default 64 MiB would make slow.
+func openDurableModel(fs wal.FS, c clock.Clock) (*minibus.Namespace, error) {
+	return minibus.Open("/model", minibus.WithClock(c), minibus.WithFS(fs), minibus.WithSync(minibus.SyncAlways), minibus.WithSegmentSize(1<<20))
 }

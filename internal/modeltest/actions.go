@@ -64,13 +64,13 @@ var machineActions = []action{
 // state is replaced by another draw.
 func (h *machine) step(t *rapid.T) {
 	total := 0
-	for _, a := range machineActions {
+	for _, a := range h.table {
 		total += a.weight
 	}
 	for range 100 {
 		n := uniform(t, "action", total)
 		var a action
-		for _, a = range machineActions {
+		for _, a = range h.table {
 			if n < a.weight {
 				break
 			}

@@ -53,10 +53,14 @@ func (h *machine) tokenTarget(t *rapid.T, kind string) (*minibus.ReceivedMessage
 	}
 	tok := Pick(t, "token", toks...)
 	info := h.tokens[tok]
-	if chance(t, "bare", 3) {
-		return &minibus.ReceivedMessage{LockToken: tok}, settleMsg{how: "token", token: tok}, info.recv, kind
+	origin := info.recv
+	if origin.gone {
+		origin = nil // of a namespace that crashed: settle through a new one
 	}
-	return info.obj, settleMsg{how: "locked", origin: info.recv.m.e, oq: info.recv.m.q, token: tok}, info.recv, kind
+	if chance(t, "bare", 3) {
+		return &minibus.ReceivedMessage{LockToken: tok}, settleMsg{how: "token", token: tok}, origin, kind
+	}
+	return info.obj, settleMsg{how: "locked", origin: info.recv.m.e, oq: info.recv.m.q, token: tok, crashed: info.recv.gone}, origin, kind
 }
 
 func (h *machine) forgedTarget(t *rapid.T) (*minibus.ReceivedMessage, settleMsg, *hRecv, string) {

@@ -29,6 +29,9 @@ func (h *machine) Check(t *rapid.T) {
 	h.checkNames(t)
 	// Queues and subscriptions first: a topic's size is its subscriptions'.
 	for _, he := range h.ents {
+		if he.stale {
+			continue // deleted before a crash: no handle names it
+		}
 		h.checkCfg(t, he)
 		switch he.m.kind {
 		case mQueue:
@@ -39,7 +42,7 @@ func (h *machine) Check(t *rapid.T) {
 		h.checkSessions(t, he)
 	}
 	for _, he := range h.ents {
-		if he.m.kind == mTopic {
+		if he.m.kind == mTopic && !he.stale {
 			h.checkTopic(t, he)
 		}
 	}

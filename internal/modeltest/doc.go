@@ -4,8 +4,8 @@
 // It is a package for tests only.
 //
 // The reference model (model.go, entities.go, send.go, fanout.go,
-// forward.go, receive.go, sessions.go, settle.go, time.go, invariants.go,
-// filter.go, clone.go) is SEMANTICS.md in executable form: plain maps and
+// forward.go, receive.go, sessions.go, settle.go, time.go, crash.go,
+// invariants.go, filter.go, clone.go) is SEMANTICS.md in executable form: plain maps and
 // slices, O(n) scans, no timers and no indexes. It knows nothing of the
 // broker but the public types it returns, and it never calls it.
 //
@@ -37,7 +37,16 @@
 // not wake a blocked receive (blocks in harness.go). guard.go keeps forwarding
 // loops finite.
 //
-// [Run] runs one rapid case and returns its [Report]; [Totals] adds the
+// A durable namespace gets one more action: a crash (actions_crash.go,
+// crash.go), a power cut of the in-memory file system it is on and an Open
+// at the same instant, after which every lock has ended with its delivery
+// counted (L6), every session is free, the old receivers are gone, and
+// every count and message of the reopened namespace must be as the model
+// says. A crash at which two lock ends would forward is held back: Open
+// ends locks in an order of its own bookkeeping.
+//
+// [Run] runs one rapid case and returns its [Report]; [RunDurable] one on
+// a durable namespace that its [Opener] opens; [Totals] adds the
 // reports of a run up, logs them and names the rare paths (lock expiry,
 // dead-lettering, activation, idle deletion, session lock expiry,
 // duplicates, forwards, the hop limit, …) that no case reached.
@@ -56,6 +65,7 @@
 //	go test -run 'TestModel$' -rapid.checks=20000 -rapid.steps=200 -timeout 2h .
 //	go test -run 'TestModel$' -rapid.seed=<seed> -rapid.v .   # replay a seed
 //	go test -run '^$' -fuzz 'FuzzModel$' -fuzztime 30m .
+//	go test -run 'TestModelDurable$' -model.crashes=100000 -timeout 3h .
 //
 // A failing rapid run prints its seed and writes testdata/rapid/TestModel/…
 // in the root; plain `go test` replays the saved cases. A run of fewer than

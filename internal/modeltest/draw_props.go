@@ -261,7 +261,7 @@ func (h *machine) entityWhere(t *rapid.T, ok func(*hEnt) bool) *hEnt {
 	var live, dead []*hEnt
 	for _, he := range h.ents {
 		switch {
-		case !ok(he):
+		case !ok(he) || he.stale:
 		case he.m.deleted:
 			dead = append(dead, he)
 		default:
@@ -329,11 +329,16 @@ func (h *machine) anyReceiver(t *rapid.T) *hRecv {
 	return h.receiver(t)
 }
 
-func (h *machine) newReceiver(t *rapid.T, he *hEnt, rad bool, q subQ) *hRecv {
+func newReceiverOptions(rad bool, q subQ) *minibus.ReceiverOptions {
 	opts := &minibus.ReceiverOptions{SubQueue: q.public()}
 	if rad {
 		opts.ReceiveMode = minibus.ReceiveModeReceiveAndDelete
 	}
+	return opts
+}
+
+func (h *machine) newReceiver(t *rapid.T, he *hEnt, rad bool, q subQ) *hRecv {
+	opts := newReceiverOptions(rad, q)
 	var r *minibus.Receiver
 	var err error
 	if he.m.kind == mQueue {

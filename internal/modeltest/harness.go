@@ -9,21 +9,26 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
+	"github.com/minibus-go/minibus/internal/wal"
 	"pgregory.net/rapid"
 )
 
 // hEnt pairs a broker handle with its model instance.
 type hEnt struct {
 	m *mEntity
-	q *minibus.Queue
-	t *minibus.Topic
-	s *minibus.Subscription
+	// stale: the handles are of a namespace that crashed and the instance
+	// was deleted before, so no handle of the new one names it.
+	stale bool
+	q     *minibus.Queue
+	t     *minibus.Topic
+	s     *minibus.Subscription
 }
 
 // recvAPI is what a Receiver and a SessionReceiver share.
@@ -44,6 +49,7 @@ type hRecv struct {
 	r    recvAPI
 	sess *minibus.SessionReceiver // nil for a plain receiver
 	m    *mReceiver
+	gone bool // of a namespace that crashed
 }
 
 // hTok is a lock token the broker handed out.
@@ -120,21 +126,45 @@ type machine struct {
 	bodies   int
 	ops      map[string]int // actions run, by name
 	tally    map[string]int // what the broker answered, by outcome
+	table    []action       // the actions a step draws from
+
+	// A durable namespace's opener and the file system it is on, which the
+	// crash action crashes (actions_crash.go); nil for one in memory.
+	open Opener
+	fs   *wal.MemFS
 }
 
-func newMachine() *machine {
+// Opener opens the durable namespace of a case on fs with the clock c. The
+// root's TestModelDurable passes minibus.Open with SyncAlways and the
+// test-only option that puts its files on fs.
+type Opener func(fs wal.FS, c clock.Clock) (*minibus.Namespace, error)
+
+// newMachine returns a machine on a namespace in memory, or, with open, on
+// a durable one on an in-memory file system whose crashes are drawn from
+// seed.
+func newMachine(open Opener, seed uint64) (*machine, error) {
 	mock := clock.NewMock()
 	mock.Set(epoch)
 	clk := newTimerClock(mock)
-	return &machine{
+	h := &machine{
 		ctx:    context.Background(),
 		clk:    clk,
-		ns:     minibus.NewNamespace(minibus.WithClock(clk)),
 		m:      newRefModel(epoch.UnixNano()),
 		tokens: map[[16]byte]*hTok{},
 		ops:    map[string]int{},
 		tally:  map[string]int{},
+		table:  machineActions,
+		open:   open,
 	}
+	if open == nil {
+		h.ns = minibus.NewNamespace(minibus.WithClock(clk))
+		return h, nil
+	}
+	h.table = append(slices.Clone(machineActions), crashAction)
+	h.fs = wal.NewMemFS(wal.WithSeed(seed))
+	var err error
+	h.ns, err = open(h.fs, clk)
+	return h, err
 }
 
 func (h *machine) close() {

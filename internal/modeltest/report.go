@@ -19,7 +19,21 @@ import (
 // and every check run before and after it. It fails t at the first
 // disagreement; otherwise it returns what the case did.
 func Run(t *rapid.T) Report {
-	h := newMachine()
+	h, _ := newMachine(nil, 0)
+	defer h.close()
+	h.run(t)
+	return h.report()
+}
+
+// RunDurable is Run on a durable namespace that open opens on an in-memory
+// file system (internal/wal's MemFS), with one more action: a crash, a
+// power cut followed by an Open, after which the reopened namespace must
+// hold exactly what the model says (actions_crash.go).
+func RunDurable(t *rapid.T, open Opener) Report {
+	h, err := newMachine(open, uint64(Between(t, "fsSeed", 0, 1<<16)))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
 	defer h.close()
 	h.run(t)
 	return h.report()
@@ -105,6 +119,13 @@ func (m *Totals) Log(tb testing.TB) {
 	tb.Logf("outcomes: %v", sortedCounts(m.tally))
 	tb.Logf("ledger: %v", sortedCounts(m.ledger))
 	tb.Logf("rare paths: %+v", m.hits)
+}
+
+// Crashes is the number of crashes the checks added simulated.
+func (m *Totals) Crashes() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ops["crash"]
 }
 
 // Missed names, in a fixed order, the rare paths that no check hit: each

@@ -31,6 +31,10 @@ type settleMsg struct {
 	origin *mEntity
 	oq     subQ
 	token  [16]byte
+	// crashed: the delivery came from a namespace that crashed since. It
+	// names that namespace's entity (the receiver it came from, lock.go),
+	// which no receiver of the reopened namespace reads.
+	crashed bool
 }
 
 // settleArgs is the checks of a settlement that need no entity: the
@@ -44,7 +48,7 @@ func settleArgs(r *mReceiver, op settleOp, sm settleMsg, mod map[string]any) err
 		return minibus.ErrInvalidArgument // SS7: renew the session, not the message
 	case r.rad, sm.how == "deleted", sm.how == "peeked":
 		return minibus.ErrInvalidArgument
-	case sm.origin != nil && (sm.origin != r.e || sm.oq != r.q):
+	case sm.origin != nil && (sm.crashed || sm.origin != r.e || sm.oq != r.q):
 		return minibus.ErrInvalidArgument
 	case sm.token == [16]byte{}:
 		return minibus.ErrInvalidArgument
