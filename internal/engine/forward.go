@@ -29,6 +29,11 @@ type forward struct {
 	m     *store.Message
 	at    int64  // the instant it left
 	order uint64 // its place in the order of leaving
+	// entered says that it was enqueued in from before it left, and reads
+	// so: if it comes back to from's transfer dead-letter queue it keeps
+	// that EnqueuedTime (SEMANTICS D2). One that only passed through is
+	// enqueued there at the instant it left (F2).
+	entered bool
 }
 
 // outbox holds the messages waiting to be forwarded. mu is a leaf lock,
@@ -131,11 +136,15 @@ func (b *Broker) flushForwards() {
 	}
 }
 
-// forwardLocked sends m, which left e's store (or never entered it) under
-// key k at instant at, on to e's ForwardTo: a hop (SEMANTICS F2). Past
-// maxHops it goes to e's dead-letter queue instead (F3).
-func (e *Entity) forwardLocked(m *store.Message, k store.Key, at int64) {
+// forwardLocked sends m, which left e's store (entered) or never entered
+// it, under key k at instant at, on to e's ForwardTo: a hop (SEMANTICS
+// F2). Past maxHops it goes to e's dead-letter queue instead (F3),
+// enqueued there at that instant unless it had entered e before.
+func (e *Entity) forwardLocked(m *store.Message, k store.Key, at int64, entered bool) {
 	if m.Hops >= maxHops {
+		if !entered {
+			stamp(m, at, e.enqueueCapLocked())
+		}
 		m.DL = &store.DeadLetter{Reason: ReasonMaxHops, Description: DescriptionMaxHops}
 		e.st.Put(m, k, store.DeadLetterQueue, store.Available, store.Never)
 		e.emitLocked(EventDeadLettered, m, store.Main, at, ReasonMaxHops)
@@ -147,19 +156,19 @@ func (e *Entity) forwardLocked(m *store.Message, k store.Key, at int64) {
 		m.EnqueuedSeq = k.Seq // where it entered (F2)
 	}
 	e.emitKeyed(EventForwarded, m, k, store.Main, at, e.cfg.ForwardTo)
-	e.b.outbox.push(forward{from: e, key: k, to: e.cfg.ForwardTo, m: m, at: at})
+	e.b.outbox.push(forward{from: e, key: k, to: e.cfg.ForwardTo, m: m, at: at, entered: entered})
 }
 
 // forwardDeadLetterLocked sends m, dead-lettered in e at instant at, on to
 // e's ForwardDeadLetteredMessagesTo with DeadLetterSource set (SEMANTICS
-// D4). It is not a hop.
-func (e *Entity) forwardDeadLetterLocked(m *store.Message, k store.Key, at int64) {
+// D4). It is not a hop. entered is as for forwardLocked.
+func (e *Entity) forwardDeadLetterLocked(m *store.Message, k store.Key, at int64, entered bool) {
 	m.DL.Source = e.Path()
 	if m.EnqueuedSeq == 0 {
 		m.EnqueuedSeq = k.Seq
 	}
 	e.emitKeyed(EventForwarded, m, k, store.DeadLetterQueue, at, e.cfg.ForwardDeadLetteredTo)
-	e.b.outbox.push(forward{from: e, key: k, to: e.cfg.ForwardDeadLetteredTo, m: m, at: at})
+	e.b.outbox.push(forward{from: e, key: k, to: e.cfg.ForwardDeadLetteredTo, m: m, at: at, entered: entered})
 }
 
 // forwardsDeadLetters reports whether a message dead-lettered for reason
@@ -202,9 +211,13 @@ func (b *Broker) deliver(f *forward) {
 
 // transferFailedLocked puts f's message, which its destination could not
 // take for the reason why, in its source s's transfer dead-letter queue
-// (SEMANTICS F3).
+// (SEMANTICS F3): enqueued there at the instant it left, unless it had
+// entered s before (D2).
 func (s *Entity) transferFailedLocked(f *forward, why string) {
 	m := f.m
+	if !f.entered {
+		stamp(m, f.at, s.enqueueCapLocked())
+	}
 	dl := &store.DeadLetter{Reason: ReasonTransferFailed, Description: "could not forward to " + f.to + ": " + why}
 	if m.DL != nil {
 		dl.Source = m.DL.Source
@@ -259,6 +272,7 @@ func (d *Entity) refusesLocked(m *store.Message) string {
 // is accepted it appends enc, the record of the forward (nil: none), as
 // sendLocked does.
 func (d *Entity) acceptForwardLocked(m *store.Message, at int64, enc *encoder) (why string) {
+	deliveries, fromDeferral := m.Deliveries, m.FromDeferral
 	m.Deliveries = 0
 	m.FromDeferral = false
 	kept, ids := d.dedupLocked([]*store.Message{m}, at)
@@ -273,6 +287,8 @@ func (d *Entity) acceptForwardLocked(m *store.Message, at int64, enc *encoder) (
 		d.commit(enc)
 	}
 	if err != nil {
+		// Refused whole: its source keeps it as it was (SEMANTICS D2).
+		m.Deliveries, m.FromDeferral = deliveries, fromDeferral
 		return "it is full"
 	}
 	d.recordLocked(ids, at)
@@ -315,6 +331,6 @@ func (e *Entity) forwardAllLocked(at int64) {
 	})
 	for _, m := range avail {
 		e.st.Detach(m)
-		e.forwardLocked(m, m.Key(), at)
+		e.forwardLocked(m, m.Key(), at, true)
 	}
 }

@@ -282,6 +282,7 @@ func (e *Entity) snapshotForward(w *snapWriter, f *forward) {
 	w.str(f.to)
 	w.svar(f.at)
 	w.uvar(f.order)
+	w.boolean(f.entered)
 	w.message(f.m)
 }
 
@@ -358,7 +359,7 @@ func (b *Broker) restoreEntity(d *decoder, topic *Entity, fwd *[]*forward) (*Ent
 		return nil, err
 	}
 	for d.u8() == 1 && d.err == nil {
-		f := &forward{from: e, key: d.key(), to: d.str(), at: d.svar(), order: d.uvar()}
+		f := &forward{from: e, key: d.key(), to: d.str(), at: d.svar(), order: d.uvar(), entered: d.boolean()}
 		f.m = d.message()
 		*fwd = append(*fwd, f)
 	}

@@ -79,6 +79,15 @@ func expiry(at, ttl int64) int64 {
 // ttlCapLocked is the entity's cap on time to live, 0 for none.
 func (e *Entity) ttlCapLocked() int64 { return int64(e.cfg.TTL) }
 
+// enqueueCapLocked is the cap on time to live of an enqueue in e: a
+// subscription's is also capped by its topic's (SEMANTICS E1).
+func (e *Entity) enqueueCapLocked() int64 {
+	if e.topic != nil {
+		return capTTL(e.ttlCapLocked(), e.topic.ttlCapLocked())
+	}
+	return e.ttlCapLocked()
+}
+
 // stamp sets what enqueueing m at instant at with this ttlCap makes of it:
 // EnqueuedTime (Q3), its effective TTL (E1) and ExpiresAt (E2).
 func stamp(m *store.Message, at, ttlCap int64) {
@@ -113,11 +122,11 @@ func (e *Entity) enqueueLocked(m *store.Message, k store.Key, q store.Queue, at,
 	switch {
 	case q == store.Main && e.cfg.ForwardTo != "":
 		e.emitKeyed(kind, m, k, store.Main, at, reason)
-		e.forwardLocked(m, k, at)
+		e.forwardLocked(m, k, at, false)
 		return
 	case q == store.DeadLetterQueue && e.forwardsDeadLetters(m.DL.Reason):
 		e.emitKeyed(kind, m, k, store.Main, at, reason)
-		e.forwardDeadLetterLocked(m, k, at)
+		e.forwardDeadLetterLocked(m, k, at, false)
 		return
 	}
 	stamp(m, at, ttlCap)
@@ -171,7 +180,7 @@ func (e *Entity) activateLocked(m *store.Message, at int64) {
 	}
 	if e.cfg.ForwardTo != "" {
 		e.st.Detach(m)
-		e.forwardLocked(m, k, at)
+		e.forwardLocked(m, k, at, false)
 		return
 	}
 	stamp(m, at, e.ttlCapLocked())
@@ -308,7 +317,7 @@ func (e *Entity) releaseLocked(m *store.Message, at, retry int64) {
 		e.expireLocked(m, at)
 	case main && e.cfg.ForwardTo != "":
 		e.st.Detach(m) // forwarding began while it was locked (F2)
-		e.forwardLocked(m, m.Key(), at)
+		e.forwardLocked(m, m.Key(), at, true)
 	case retry > at:
 		due := retry
 		if main {
@@ -349,7 +358,7 @@ func (e *Entity) deadLetterLocked(m *store.Message, reason, description string, 
 	}
 	if e.forwardsDeadLetters(reason) {
 		e.st.Detach(m)
-		e.forwardDeadLetterLocked(m, m.Key(), at)
+		e.forwardDeadLetterLocked(m, m.Key(), at, true)
 		return
 	}
 	e.st.Move(m, store.DeadLetterQueue, store.Available, store.Never)

@@ -55,16 +55,6 @@ func sameInstant(got time.Time, want int64) bool {
 	return got.Equal(tm(want))
 }
 
-// knownUnstamped names the broker bug the comparison forgives: a message
-// put in a transfer dead-letter queue, or in a dead-letter queue past the
-// hop limit, without having been enqueued in that entity reads the
-// EnqueuedTime, TimeToLive and ExpiresAt it had before (EnqueuedTime
-// 1970-01-01 for a message that was never enqueued anywhere) instead of
-// those of its arrival there (Q3, E1, E2, F2). See
-// TestRegressionF2_TransferDeadLetterEnqueuedTime and
-// TestRegressionF3_HopLimitEnqueuedTime.
-const knownUnstamped = "known bug: unstamped transfer or hop-limit dead letter"
-
 // fieldCheck is one field of a returned message: what the broker says,
 // what the model says, and whether they agree.
 type fieldCheck struct {
@@ -122,40 +112,18 @@ func (h *machine) fields(g *minibus.ReceivedMessage, w mView) []fieldCheck {
 }
 
 // stamps compares what an enqueue sets: EnqueuedTime, TimeToLive and
-// ExpiresAt, but where the broker is known not to (knownUnstamped).
+// ExpiresAt.
 func (h *machine) stamps(g *minibus.ReceivedMessage, w mView) []fieldCheck {
-	out := []fieldCheck{
+	return []fieldCheck{
 		{"EnqueuedTime", g.EnqueuedTime, tm(w.enqueued), g.EnqueuedTime.Equal(tm(w.enqueued))},
 		{"TimeToLive", g.TimeToLive, time.Duration(w.ttl), int64(g.TimeToLive) == w.ttl},
 		{"ExpiresAt", g.ExpiresAt, tm(w.expires), sameInstant(g.ExpiresAt, w.expires)},
 	}
-	if w.restamped {
-		for _, f := range out {
-			if !f.ok {
-				h.tally[knownUnstamped]++
-				return nil
-			}
-		}
-	}
-	return out
 }
 
-// knownFullReset names the broker bug the comparison forgives: a message
-// that goes to a transfer dead-letter queue because its destination is
-// full reads DeliveryCount 0 there, where for every other reason it keeps
-// its count, as a dead-lettered message does (D2). See
-// TestRegressionD2_TransferDeadLetterKeepsDeliveryCount.
-const knownFullReset = "known bug: DeliveryCount reset by a full destination"
-
-// deliveryCount compares DeliveryCount, but where the broker is known to
-// reset it (knownFullReset).
+// deliveryCount compares DeliveryCount.
 func (h *machine) deliveryCount(g *minibus.ReceivedMessage, w mView) fieldCheck {
-	f := fieldCheck{"DeliveryCount", g.DeliveryCount, w.deliveries, g.DeliveryCount == w.deliveries}
-	if !f.ok && w.fullBase > 0 && g.DeliveryCount == w.deliveries-w.fullBase {
-		h.tally[knownFullReset]++
-		f.ok = true
-	}
-	return f
+	return fieldCheck{"DeliveryCount", g.DeliveryCount, w.deliveries, g.DeliveryCount == w.deliveries}
 }
 
 // messageID compares MessageID: the sender's, or a random one made by the

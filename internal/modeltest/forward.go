@@ -26,6 +26,11 @@ type mForward struct {
 	to   string
 	x    *mMsg
 	at   int64 // the instant it left
+	// entered: x had been enqueued in from (from was its home) before it
+	// left, so that if it comes back to from's transfer dead-letter queue it
+	// keeps that EnqueuedTime (D2); one that only passed through is
+	// enqueued there at the instant it left (F2).
+	entered bool
 }
 
 // forwardOut sends x, which left e's main queue (or never entered it) under
@@ -44,7 +49,7 @@ func (m *refModel) forwardOut(e *mEntity, x *mMsg, at int64) {
 	if x.enqSeq == 0 {
 		x.enqSeq = x.key.seq
 	}
-	m.outbox = append(m.outbox, mForward{from: e, key: x.key, to: e.cfg.forwardTo, x: x, at: at})
+	m.outbox = append(m.outbox, mForward{from: e, key: x.key, to: e.cfg.forwardTo, x: x, at: at, entered: m.leave(e, x)})
 }
 
 // forwardsDeadLetters reports whether a message dead-lettered in e for
@@ -61,7 +66,15 @@ func (m *refModel) dlForward(e *mEntity, x *mMsg, at int64) {
 	if x.enqSeq == 0 {
 		x.enqSeq = x.key.seq
 	}
-	m.outbox = append(m.outbox, mForward{from: e, key: x.key, to: e.cfg.forwardDLTo, x: x, at: at})
+	m.outbox = append(m.outbox, mForward{from: e, key: x.key, to: e.cfg.forwardDLTo, x: x, at: at, entered: m.leave(e, x)})
+}
+
+// leave notes that x leaves e on a forward, and reports whether e was its
+// home: a message that comes back to e later is a new enqueue there (F2).
+func (m *refModel) leave(e *mEntity, x *mMsg) (entered bool) {
+	entered = x.home == e
+	x.home = nil
+	return entered
 }
 
 // forwardAll forwards the available messages of e's main queue at instant
@@ -221,23 +234,21 @@ func (m *refModel) transferFailed(f mForward, why string) {
 		return
 	}
 	m.hits.TransferDeadLetter++
-	if why == "it is full" {
-		x.fullBase = x.deliveries
-	}
 	x.key = f.key
 	x.dlReason, x.dlDesc, x.dlDescPrefix = reasonTransfer, "could not forward to "+f.to+": "+why, false
+	if f.entered {
+		x.home = e // back where it was enqueued: it keeps that stamp (D2)
+	}
 	m.putUnstamped(e, x, sqTransfer, f.at)
 }
 
 // putUnstamped puts x, which came to e at instant at, in e's dead-letter
 // or transfer dead-letter queue, available, with no deadline (E6). A
 // message enqueued in e before keeps its EnqueuedTime and ExpiresAt (D2);
-// one that never was is shown as enqueued there at that instant (Q3, E1,
-// E2), which the broker does not do (knownUnstamped).
+// one that never was is enqueued there at that instant (Q3, E1, E2, F2).
 func (m *refModel) putUnstamped(e *mEntity, x *mMsg, q subQ, at int64) {
 	if x.home != e {
 		m.stampAt(e, x, at, ttlCap(e))
-		x.restamped = true
 	}
 	x.q = q
 	x.state = mAvail

@@ -129,10 +129,6 @@ type mMsg struct {
 	stamped bool
 	// home is the entity whose enqueue last stamped it (nil: none yet).
 	home *mEntity
-	// restamped: the model gave EnqueuedTime, TimeToLive and ExpiresAt to a
-	// message put in a dead-letter or transfer dead-letter queue without an
-	// enqueue there, which the broker does not (knownUnstamped).
-	restamped bool
 
 	enqueued, expires int64
 	lockedUntil       int64
@@ -145,11 +141,7 @@ type mMsg struct {
 	dlSource         string // DeadLetterSource: where it was dead-lettered before a forward (D4)
 	hops             uint8  // ForwardTo moves so far (F3)
 	enqSeq           int64  // EnqueuedSequenceNumber, set when it is forwarded (F2)
-	// fullBase is its DeliveryCount when it went to a transfer dead-letter
-	// queue because its destination was full, where the broker reset it to
-	// 0 (knownFullReset).
-	fullBase uint32
-	size     int64
+	size             int64
 }
 
 // carriedTTL is the TimeToLive the message brings to its next enqueue: as

@@ -28,16 +28,13 @@ type mView struct {
 	dlDesc      string
 	descPrefix  bool
 	dlSource    string
-	restamped   bool   // knownUnstamped: EnqueuedTime, TimeToLive and ExpiresAt are the model's
-	fullBase    uint32 // knownFullReset: the broker's DeliveryCount is this much less
 }
 
 func (m *refModel) view(x *mMsg, state minibus.MessageState, locked bool) mView {
 	v := mView{item: x.item, origin: x.origin, body: x.body, msgID: x.msgID, headers: x.headers,
 		props: copyMap(x.props), ttl: x.ttl, sched: x.sched, seq: x.key.seq, enqSeq: x.enqSeq,
 		enqueued: x.enqueued, expires: x.expires, deliveries: x.deliveries, state: state,
-		dlReason: x.dlReason, dlDesc: x.dlDesc, descPrefix: x.dlDescPrefix, dlSource: x.dlSource,
-		restamped: x.restamped, fullBase: x.fullBase}
+		dlReason: x.dlReason, dlDesc: x.dlDesc, descPrefix: x.dlDescPrefix, dlSource: x.dlSource}
 	if locked {
 		v.lockedUntil = x.lockedUntil
 	}
