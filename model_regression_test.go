@@ -188,7 +188,6 @@ func TestRegressionDD1_ForwardDuringCatchUp(t *testing.T) {
 // for the entity the receive waits on, so the receive sleeps until
 // something else catches the namespace up.
 func TestRegressionT5_ForwardWakesReceiver(t *testing.T) {
-	openBug(t)
 	e := newEnv(t)
 	dest := e.queue("dest", nil)
 	src := e.queue("src", &minibus.QueueProperties{ForwardTo: "dest"})
@@ -228,7 +227,6 @@ func TestRegressionT5_ForwardWakesReceiver(t *testing.T) {
 // created before its source, the destination is deleted first; created
 // after, it takes the message and lives on.
 func TestRegressionT3_ForwardAtDestinationDeadline(t *testing.T) {
-	openBug(t)
 	for _, destFirst := range []bool{true, false} {
 		t.Run(fmt.Sprintf("destination created first=%v", destFirst), func(t *testing.T) {
 			e := newEnv(t)

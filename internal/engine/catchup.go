@@ -73,6 +73,13 @@ type scheduler struct {
 	// are dropped by watchedNext). The timer is armed only for the deadlines
 	// of those whose watchers count is not zero.
 	watched map[*Entity]struct{}
+	// forwarders holds every entity that forwards (deleted ones are
+	// dropped by watchedNext): while any receiver blocks, the timer is
+	// armed for their deadlines too, since what they forward may arrive
+	// where a receiver waits (SEMANTICS T5). blocked counts the blocked
+	// receivers.
+	forwarders map[*Entity]struct{}
+	blocked    atomic.Int32
 
 	// armedAt is the instant the timer is armed for, or store.Never.
 	armedAt atomic.Int64
@@ -86,6 +93,7 @@ type scheduler struct {
 func (s *scheduler) init() {
 	s.tree = btree.NewG(16, lessSched)
 	s.watched = make(map[*Entity]struct{})
+	s.forwarders = make(map[*Entity]struct{})
 	s.next.Store(store.Never)
 	s.armedAt.Store(store.Never)
 }
@@ -109,16 +117,35 @@ func (b *Broker) register(e *Entity, due int64) {
 		}
 	}
 	s.mu.Unlock()
-	if e.watchers.Load() > 0 && due < s.armedAt.Load() {
+	if (e.watchers.Load() > 0 || e.forwards.Load() && s.blocked.Load() > 0) && due < s.armedAt.Load() {
 		b.arm()
 	}
+}
+
+// noteForwarding tells the scheduler whether e, configured as c, forwards.
+// Called with e.mu held, or before e is shared.
+func (b *Broker) noteForwarding(e *Entity, c Config) {
+	forwards := c.ForwardTo != "" || c.ForwardDeadLetteredTo != ""
+	if e.forwards.Load() == forwards {
+		return
+	}
+	s := &b.sched
+	s.mu.Lock()
+	if forwards {
+		s.forwarders[e] = struct{}{}
+	} else {
+		delete(s.forwarders, e)
+	}
+	e.forwards.Store(forwards)
+	s.mu.Unlock()
 }
 
 // watch counts a receiver blocked on e, and on a subscription's topic, and
 // reports whether a deadline it waits for is already due: then the caller
 // catches up instead of blocking. unwatch undoes it.
 func (b *Broker) watch(e *Entity) (due bool) {
-	target := store.Never
+	b.sched.blocked.Add(1)
+	target := b.forwardersNext()
 	for _, x := range [2]*Entity{e, e.topic} {
 		if x == nil {
 			continue
@@ -143,18 +170,43 @@ func (b *Broker) watch(e *Entity) (due bool) {
 }
 
 func (b *Broker) unwatch(e *Entity) {
+	b.sched.blocked.Add(-1)
 	e.watchers.Add(-1)
 	if e.topic != nil {
 		e.topic.watchers.Add(-1)
 	}
 }
 
-// watchedNext is the earliest bound of the entities receivers wait on.
+// forwardersNext is the earliest bound of the entities that forward.
+func (b *Broker) forwardersNext() int64 {
+	s := &b.sched
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.forwardersNextLocked()
+}
+
+func (s *scheduler) forwardersNextLocked() int64 {
+	next := store.Never
+	for x := range s.forwarders {
+		if x.deleted.Load() {
+			delete(s.forwarders, x)
+			continue
+		}
+		next = min(next, x.schedDue.Load())
+	}
+	return next
+}
+
+// watchedNext is the earliest bound of the entities receivers wait on,
+// and, while any receiver waits, of those that forward.
 func (b *Broker) watchedNext() int64 {
 	s := &b.sched
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := store.Never
+	if s.blocked.Load() > 0 {
+		next = s.forwardersNextLocked()
+	}
 	for x := range s.watched {
 		if x.deleted.Load() {
 			delete(s.watched, x)

@@ -108,6 +108,9 @@ type Entity struct {
 	// its subscriptions); inWatchSet says the scheduler knows it.
 	watchers   atomic.Int32
 	inWatchSet atomic.Bool
+	// forwards says that the entity forwards its messages or its dead
+	// letters: its deadlines may make a message available anywhere.
+	forwards atomic.Bool
 	// deleted is set, under mu, when the entity is deleted: explicitly, on
 	// idle, or with its topic. It is atomic so that lookups need not lock.
 	deleted atomic.Bool
@@ -180,6 +183,7 @@ func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now i
 	}
 	e.st = store.New(e.quota, bySession)
 	e.schedDue.Store(store.Never)
+	b.noteForwarding(e, c)
 	e.lastActivity.Store(now)
 	e.rescheduleLocked()
 	return e
@@ -303,6 +307,7 @@ func (e *Entity) updateLocked(c Config, now int64) {
 		e.quota.SetLimit(c.maxSize())
 	}
 	e.cfg = c
+	e.b.noteForwarding(e, c)
 	e.updated = now
 	e.touchLocked(now)
 	e.wakeAllLocked()

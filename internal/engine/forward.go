@@ -231,10 +231,16 @@ func (s *Entity) transferFailedLocked(f *forward, why string) {
 // takeForwardLocked enqueues a forwarded message at the instant it left its
 // source, as a new message of d (SEMANTICS F2), or says why d cannot take
 // it. It locks d, and a topic's subscriptions; d is already caught up to
-// that instant.
+// that instant, but for an idle deletion due at that very instant, which
+// the catch-up may not have reached yet: it happens first (T2, T3), and the
+// message finds d gone.
 func (d *Entity) takeForwardLocked(f *forward) (why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if idle := d.idleDueLocked(); idle <= f.at && d.b.replay == nil {
+		d.b.log.Info("minibus: deleted on idle", "entity", d.describe())
+		d.deleteRecLocked(idle)
+	}
 	if why := d.refusesLocked(f.m); why != "" {
 		return why
 	}

@@ -32,8 +32,7 @@
 // Where the broker has a known bug, each with a failing regression test in
 // the root's model_regression_test.go, the harness forgives it or steps
 // around it, and says so in the totals: knownLatePrune (harness.go), ties between entities at one
-// instant (noteTie in forward.go, jump in harness.go) and forwards that do
-// not wake a blocked receive (blocks in harness.go). guard.go keeps forwarding
+// instant (noteTie in forward.go, jump in harness.go). guard.go keeps forwarding
 // loops finite.
 //
 // A durable namespace gets one more action: a crash (actions_crash.go,
