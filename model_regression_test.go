@@ -7,7 +7,6 @@ package minibus_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"testing"
 	"time"
@@ -80,22 +79,7 @@ func TestRegressionE1_ScheduledPeekTTL(t *testing.T) {
 }
 
 // The regression tests below pin broker bugs the model found in
-// auto-forwarding. Those still open fail until fixed, so they run only
-// with -model.open (go test -run Regression -model.open .), and CI stays
-// green meanwhile; internal/modeltest steps around them (knownLatePrune,
-// jump's ties, forwardedInto), so that TestModel keeps checking everything
-// else.
-
-var runOpenBugs = flag.Bool("model.open", false, "run the regression tests of broker bugs still open, which fail until fixed")
-
-// openBug skips a regression test of a broker bug still open, unless
-// -model.open is given.
-func openBug(t *testing.T) {
-	t.Helper()
-	if !*runOpenBugs {
-		t.Skip("a broker bug still open: this test fails until it is fixed (run with -model.open)")
-	}
-}
+// auto-forwarding, each failing before its fix.
 
 // F2, Q3: a message its source cannot forward goes to the source's transfer
 // dead-letter queue (F3). The source accepted it at the instant it left,

@@ -29,11 +29,10 @@
 // proves that every accepted message is in exactly one place or has
 // exactly one documented end.
 //
-// Where the broker has a known bug, each with a failing regression test in
-// the root's model_regression_test.go, the harness forgives it or steps
-// around it, and says so in the totals: knownLatePrune (harness.go), ties between entities at one
-// instant (noteTie in forward.go, jump in harness.go). guard.go keeps forwarding
-// loops finite.
+// Where the broker's order is its own (events of different entities at one
+// instant: noteTie in forward.go, jump in harness.go) or it has a known
+// bug (knownLatePrune in harness.go), the harness steps around it and says
+// so in the totals. guard.go keeps forwarding loops finite.
 //
 // A durable namespace gets one more action: a crash (actions_crash.go,
 // crash.go), a power cut of the in-memory file system it is on and an Open
