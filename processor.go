@@ -555,27 +555,25 @@ func (p *Processor) shutdown(handlers *sync.WaitGroup) {
 type idler struct{ p *Processor }
 
 // Idle reports whether the processor has nothing to do now: no message in
-// flight and none available to it.
+// flight and none available to it, both read at one instant under the
+// entity's lock. A receive counts what it takes in flight under that lock
+// (OnTake), so a message is never seen neither available nor in flight.
 func (x idler) Idle() bool {
 	p := x.p
-	if p.inflight.Load() > 0 {
-		return false
-	}
+	busy := func() bool { return p.inflight.Load() > 0 }
 	if !p.session {
-		return !p.e.Ready(p.sub.queue())
+		return p.e.Quiet(p.sub.queue(), busy, nil)
 	}
-	p.mu.Lock()
-	held := make([]*engine.Receiver, 0, len(p.held))
-	for r := range p.held {
-		held = append(held, r)
-	}
-	p.mu.Unlock()
-	for _, r := range held {
-		if r.Available() {
-			return false
+	held := func() []*engine.Receiver { // under the entity's lock, as hold
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		rs := make([]*engine.Receiver, 0, len(p.held))
+		for r := range p.held {
+			rs = append(rs, r)
 		}
+		return rs
 	}
-	return !p.e.Ready(store.Main)
+	return p.e.Quiet(store.Main, busy, held)
 }
 
 // WaitIdle returns once, after catching up to the clock (SEMANTICS T3), no

@@ -210,14 +210,11 @@ func TestWaitIdle_SessionsAndStoppedProcessors(t *testing.T) {
 	})
 }
 
-// Known bug: WaitIdle can return while a processor is taking a message that
-// was available when WaitIdle looked. processor.go idler.Idle reads the
-// in-flight count, then whether a message is available: a processor that
-// takes the message between the two reads is seen idle, and WaitIdle
-// returns before its handler ran. About one send-then-WaitIdle in a
-// thousand fails under -race.
+// WaitIdle right after a send returns only once the handler of that
+// message ran: a processor taking the message while WaitIdle looks is seen
+// busy (idler.Idle reads the in-flight count and what is available at one
+// instant, under the entity's lock).
 func TestWaitIdle_SendThenWaitIdle(t *testing.T) {
-	knownBug(t, "WaitIdle can return before the handler of a just-sent message runs (processor.go idler.Idle reads inflight, then Ready)")
 	env := minibustest.New(t)
 	q := mkQueue(t, env, "q", nil)
 	var handled atomic.Int64

@@ -428,27 +428,38 @@ func (e *Entity) removeLocked(doomed []*store.Message, q store.Queue, now int64)
 	e.touchLocked(now)
 }
 
-// Ready reports whether, as of now, a message is there for r to take: one
-// available to it, or, for a receiver that waits for sessions, a session
-// that can be accepted.
-func (e *Entity) Ready(q store.Queue) bool {
+// Quiet reports whether, at one instant under e's lock, busy() is false and
+// nothing waits to be taken from queue q: no message available and, for the
+// main queue of a session entity, no session to accept and no message
+// available in a session of held(). Reading both under the lock is what
+// makes the answer true of one instant: a receive that takes a message tells
+// busy's count under the same lock (OnTake). busy and held run under e's
+// lock: they must not block or call the broker. A deleted entity has
+// nothing to take.
+func (e *Entity) Quiet(q store.Queue, busy func() bool, held func() []*Receiver) bool {
 	if _, err := e.lock(); err != nil {
+		e.mu.Lock() // gone or closed: only busy counts
+		defer e.mu.Unlock()
+		return !busy()
+	}
+	defer e.mu.Unlock()
+	if busy() {
 		return false
 	}
-	defer e.mu.Unlock()
-	if q == store.Main && e.sessions != nil {
-		_, ok := e.st.NextSession()
-		return ok
+	if q != store.Main || e.sessions == nil {
+		return e.st.Available(q) == 0
 	}
-	return e.st.Available(q) > 0
-}
-
-// Available reports whether a message is available to r now.
-func (r *Receiver) Available() bool {
-	e := r.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return !e.deleted.Load() && r.available() > 0
+	if _, ok := e.st.NextSession(); ok {
+		return false
+	}
+	if held != nil {
+		for _, r := range held() {
+			if r.available() > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // CatchUp makes everything due at or before the clock's now happen
