@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -442,14 +443,11 @@ func TestFault_Processor(t *testing.T) {
 	})
 }
 
-// Known deviation: API.md says Run blocks until ctx ends, the namespace
-// closes (ErrClosed) or the entity is deleted (ErrNotFound); but a failed
-// receive of the processor's own (an injected fault, or ErrEntityDisabled
-// when the entity's status refuses receives) makes Run return that error
-// (processor.go runPlain returns the ReceiveMessages error; a session
-// processor's sessionLoop likewise for AcceptNextSession and receives).
+// Run blocks until ctx ends, the namespace closes (ErrClosed) or the entity
+// is deleted (ErrNotFound): a failed receive of the processor's own (here an
+// injected fault) is logged and tried again, and the message that arrives
+// next is handled.
 func TestFault_ProcessorGoesOnAfterAFailedReceive(t *testing.T) {
-	knownBug(t, "Run returns the error of a failed receive (injected, or ErrEntityDisabled) instead of going on")
 	synctest.Test(t, func(t *testing.T) {
 		env := minibustest.New(t)
 		q := mkQueue(t, env, "q", nil)
@@ -467,4 +465,114 @@ func TestFault_ProcessorGoesOnAfterAFailedReceive(t *testing.T) {
 		cancel()
 		require.NoError(t, runResult(t, done))
 	})
+}
+
+// The same for a session processor: a failed accept, and a failed receive
+// in the session it accepted, are logged and tried again.
+func TestFault_SessionProcessorGoesOnAfterAFailedReceive(t *testing.T) {
+	for _, op := range []minibus.Operation{minibus.OpAcceptSession, minibus.OpReceive} {
+		t.Run(op.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				log, buf := debugLogger()
+				env := minibustest.New(t, minibus.WithLogger(log))
+				q := mkQueue(t, env, "q", &minibus.QueueProperties{RequiresSession: true})
+				var handled sync.WaitGroup
+				handled.Add(1)
+				p, err := q.NewSessionProcessor(func(context.Context, *minibus.ReceivedMessage) error { handled.Done(); return nil }, nil)
+				require.NoError(t, err)
+				env.FailNext("q", op, 1, errors.New("injected"))
+				ctx, cancel := context.WithCancel(context.Background())
+				done := runAsync(t, p, ctx)
+				sendToSession(t, q, "s", "x")
+				synctest.Wait()
+				requireRunning(t, done)
+				handled.Wait()
+				cancel()
+				require.NoError(t, runResult(t, done))
+				require.Contains(t, buf.String(), "injected")
+			})
+		})
+	}
+}
+
+// A processor whose receives (a session processor: accepts) keep failing
+// does not spin: it tries again once at once, then after a change of its
+// entity or a pause on the namespace clock that doubles from 100ms. It
+// handles the message once its receives work again. A receive-disabled
+// queue (ErrEntityDisabled) is the same, and enabling it wakes the
+// processor at once.
+func TestFault_ProcessorRetriesWithoutSpinning(t *testing.T) {
+	for _, session := range []bool{false, true} {
+		t.Run(fmt.Sprintf("session=%v", session), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				plan := &faultPlan{}
+				log, buf := debugLogger()
+				env := minibustest.New(t, minibus.WithFaultInjector(plan.inject), minibus.WithLogger(log))
+				props := minibus.QueueProperties{RequiresSession: session}
+				q := mkQueue(t, env, "q", &props)
+				var handled atomic.Int64
+				h := func(context.Context, *minibus.ReceivedMessage) error { handled.Add(1); return nil }
+				var p *minibus.Processor
+				var err error
+				op := minibus.OpReceive
+				if session {
+					op = minibus.OpAcceptSession
+					p, err = q.NewSessionProcessor(h, &minibus.SessionProcessorOptions{MaxConcurrentSessions: 1})
+				} else {
+					p, err = q.NewProcessor(h, nil)
+				}
+				require.NoError(t, err)
+				tries := func() int {
+					n := 0
+					for _, c := range plan.calls() {
+						if c == op.String()+" q" {
+							n++
+						}
+					}
+					return n
+				}
+
+				sendToSession(t, q, "s", "x")
+				plan.failing(op, "q", errors.New("injected"))
+				ctx, cancel := context.WithCancel(context.Background())
+				done := runAsync(t, p, ctx)
+				synctest.Wait()
+				require.Equal(t, 2, tries(), "once, then once more at once")
+				for _, pause := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
+					env.Clock().Add(pause - time.Millisecond)
+					synctest.Wait()
+					require.Zero(t, tries(), "before the pause of %v", pause)
+					env.Clock().Add(time.Millisecond)
+					synctest.Wait()
+					require.Equal(t, 1, tries(), "after the pause of %v", pause)
+				}
+				require.Zero(t, handled.Load())
+				plan.failing(op, "q", nil)
+				env.Clock().Add(800 * time.Millisecond)
+				env.WaitIdle()
+				require.EqualValues(t, 1, handled.Load())
+				require.Contains(t, buf.String(), "injected")
+
+				// ErrEntityDisabled: a new message wakes it to try again, an
+				// enabled queue to take it; the clock does not move.
+				props.Status = minibus.EntityStatusReceiveDisabled
+				_, err = env.Namespace().UpdateQueue("q", props)
+				require.NoError(t, err)
+				synctest.Wait()
+				sendToSession(t, q, "s", "y")
+				synctest.Wait()
+				require.LessOrEqual(t, tries(), 4, "two tries for the update, two for the message")
+				require.EqualValues(t, 1, handled.Load())
+				requireRunning(t, done)
+				props.Status = minibus.EntityStatusActive
+				_, err = env.Namespace().UpdateQueue("q", props)
+				require.NoError(t, err)
+				env.WaitIdle()
+				require.EqualValues(t, 2, handled.Load())
+				require.Contains(t, buf.String(), "ReceiveDisabled")
+				cancel()
+				require.NoError(t, runResult(t, done))
+			})
+		})
+	}
 }

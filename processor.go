@@ -105,9 +105,11 @@ type Processor struct {
 	mu       sync.Mutex
 	// held are a session processor's sessions, taken and not yet released.
 	held map[*engine.Receiver]struct{}
-	// tokens are the locks of the messages in flight, to stop renewing them
-	// at shutdown.
-	tokens map[[16]byte]struct{}
+
+	// working are a plain processor's messages being handled, one slot per
+	// worker, so that shutdown stops renewing their locks. Set by runPlain,
+	// read by shutdown once runPlain returned, both in Run's goroutine.
+	working []atomic.Pointer[ReceivedMessage]
 }
 
 // NewProcessor returns a processor of the queue (or of its dead-letter or
@@ -219,8 +221,12 @@ func renewal(d time.Duration) time.Duration {
 // namespace clock) after that is left behind: its lock is no longer
 // renewed, so its message is delivered again. Run returns ErrClosed when
 // the namespace closes and ErrNotFound when the entity is deleted, at once
-// if that is so when it starts. A second Run of the same processor while
-// one runs is ErrInvalidArgument.
+// if that is so when it starts. Any other error of its own receives (and a
+// session processor's accepts), such as ErrEntityDisabled or an injected
+// fault, is logged on the namespace's logger and the receive tried again:
+// once at once, then when a message arrives or the entity changes, or after
+// a pause on the namespace clock that doubles from 100ms up to 10s. A
+// second Run of the same processor while one runs is ErrInvalidArgument.
 func (p *Processor) Run(ctx context.Context) error {
 	if p == nil || p.e == nil {
 		return errorf(ErrInvalidArgument, "processor", "nil *Processor")
@@ -238,7 +244,6 @@ func (p *Processor) Run(ctx context.Context) error {
 	b := p.e.Broker()
 	p.mu.Lock()
 	p.held = make(map[*engine.Receiver]struct{})
-	p.tokens = make(map[[16]byte]struct{})
 	b.AddIdler(idler{p})
 	close(p.started)
 	p.mu.Unlock()
@@ -277,45 +282,97 @@ func (p *Processor) Started() <-chan struct{} {
 	return p.started
 }
 
-// runPlain receives as many messages as there are free handlers and runs a
-// handler for each, until ctx ends or receiving fails.
+// runPlain runs one worker per concurrent call and receives, in one call,
+// as many messages as there are idle workers, then hands each to one of
+// them, until ctx ends or Run must end (goOn). The workers stop once it
+// returns; each lets shutdown know the lock it holds.
 func (p *Processor) runPlain(ctx context.Context, r *engine.Receiver, handlers *sync.WaitGroup) error {
 	r.AutoRenew(p.renew)
 	r.OnTake(func(n int) { p.inflight.Add(int64(n)) })
 	rec := &Receiver{r}
-	free := make(chan struct{}, p.calls)
-	for range p.calls {
-		free <- struct{}{}
-	}
-	for {
-		n := 0
-		select { // at least one free handler
-		case <-free:
-			n = 1
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		for n < p.calls && len(free) > 0 {
-			<-free
-			n++
-		}
-		msgs, err := rec.ReceiveMessages(ctx, n, nil)
-		if err != nil {
-			return err
-		}
-		for range n - len(msgs) {
-			free <- struct{}{}
-		}
-		for _, m := range msgs {
-			p.track(m, true)
-			handlers.Add(1)
-			go func() {
-				defer handlers.Done()
+	// Worker i takes its messages from work[i], which runs while working[i]
+	// holds it; it is idle once its index is back in idle.
+	work := make([]chan *ReceivedMessage, p.calls)
+	working := make([]atomic.Pointer[ReceivedMessage], p.calls)
+	p.working = working
+	idle := make(chan int, p.calls)
+	for i := range work {
+		work[i] = make(chan *ReceivedMessage, 1)
+		idle <- i
+		handlers.Go(func() {
+			for m := range work[i] {
 				p.handle(ctx, rec, nil, m)
-				free <- struct{}{}
-			}()
+				working[i].Store(nil)
+				idle <- i
+			}
+		})
+	}
+	defer func() {
+		for _, w := range work {
+			close(w)
+		}
+	}()
+	ready := make([]int, 0, p.calls)
+	failures := 0
+	for {
+		if len(ready) == 0 {
+			select { // at least one idle worker
+			case i := <-idle:
+				ready = append(ready, i)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		for len(ready) < p.calls && len(idle) > 0 {
+			ready = append(ready, <-idle)
+		}
+		msgs, err := rec.ReceiveMessages(ctx, len(ready), nil)
+		if err != nil {
+			failures++
+			if err := p.goOn(ctx, p.sub.queue(), err, failures); err != nil {
+				return err
+			}
+			continue
+		}
+		failures = 0
+		for _, m := range msgs {
+			i := ready[len(ready)-1]
+			ready = ready[:len(ready)-1]
+			working[i].Store(m)
+			work[i] <- m
 		}
 	}
+}
+
+// Retrying after a failed receive or accept: at once the first time, then
+// after a change of the entity or a pause on the namespace clock that
+// doubles from retryPause up to retryPauseMax.
+const (
+	retryPause    = 100 * time.Millisecond
+	retryPauseMax = 10 * time.Second
+)
+
+// goOn decides what the failures-th failed receive (or accept) in a row of
+// queue q, err, does to Run: nil to try again, after a wait, when the
+// entity is still there and the namespace open; otherwise the error Run
+// returns (ErrNotFound, ErrClosed, or ctx.Err() when ctx ended). It logs
+// the failures it goes on after.
+func (p *Processor) goOn(ctx context.Context, q store.Queue, err error, failures int) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if _, gone := p.e.Counts(); gone != nil {
+		return gone
+	}
+	p.log().Warn("minibus: processor: receiving failed; trying again", "entity", p.e.Path(), "failures", failures, "error", err)
+	if failures == 1 {
+		return nil
+	}
+	pause := retryPause << min(failures-2, 10)
+	if err := p.e.WaitChange(ctx, q, min(pause, retryPauseMax)); err != nil {
+		return err
+	}
+	return nil
 }
 
 // runSessions runs up to calls sessions at once, each in a goroutine of its
@@ -329,7 +386,7 @@ func (p *Processor) runSessions(ctx context.Context, handlers *sync.WaitGroup) e
 	defer cancel()
 	for range p.calls {
 		wg.Go(func() {
-			err := p.sessionLoop(stop, handlers) // returns only on an error
+			err := p.sessionLoop(stop, handlers) // returns only when Run ends
 			once.Do(func() { firstErr = err })
 			cancel()
 		})
@@ -341,27 +398,32 @@ func (p *Processor) runSessions(ctx context.Context, handlers *sync.WaitGroup) e
 	return ctx.Err()
 }
 
-// sessionLoop takes sessions one after the other until ctx ends or
-// accepting fails, and returns that error.
+// sessionLoop takes sessions one after the other until ctx ends or Run must
+// end (goOn), and returns that error.
 func (p *Processor) sessionLoop(ctx context.Context, handlers *sync.WaitGroup) error {
 	hold := func(r *engine.Receiver) {
 		p.mu.Lock()
 		p.held[r] = struct{}{}
 		p.mu.Unlock()
 	}
+	failures := 0
 	for {
 		r, err := p.e.AcceptNextSession(ctx, p.mode.engine(), hold)
-		if err != nil {
-			return err
+		if err == nil {
+			r.AutoRenew(p.renew)
+			r.OnTake(func(n int) { p.inflight.Add(int64(n)) })
+			err = p.drainSession(ctx, &SessionReceiver{Receiver{r}}, handlers)
+			p.mu.Lock()
+			delete(p.held, r)
+			p.mu.Unlock()
+			p.e.Broker().Changed()
+			if err == nil || errors.Is(err, ErrSessionLockLost) {
+				failures = 0
+				continue
+			}
 		}
-		r.AutoRenew(p.renew)
-		r.OnTake(func(n int) { p.inflight.Add(int64(n)) })
-		err = p.drainSession(ctx, &SessionReceiver{Receiver{r}}, handlers)
-		p.mu.Lock()
-		delete(p.held, r)
-		p.mu.Unlock()
-		p.e.Broker().Changed()
-		if err != nil && !errors.Is(err, ErrSessionLockLost) {
+		failures++
+		if err := p.goOn(ctx, store.Main, err, failures); err != nil {
 			return err
 		}
 	}
@@ -379,7 +441,6 @@ func (p *Processor) drainSession(ctx context.Context, s *SessionReceiver, handle
 			s.r.r.Close()
 			return err
 		}
-		p.track(msgs[0], true)
 		var left atomic.Bool // the loop left while the handler ran
 		var settled atomic.Bool
 		done := make(chan struct{})
@@ -429,25 +490,10 @@ func SessionFromContext(ctx context.Context) (s *SessionReceiver, ok bool) {
 	return s, ok
 }
 
-// track counts a message in flight (in) or out of it, and remembers its lock
-// for the shutdown.
-func (p *Processor) track(m *ReceivedMessage, in bool) {
-	if m.LockToken == [16]byte{} {
-		if !in {
-			p.inflight.Add(-1)
-			p.e.Broker().Changed()
-		}
-		return
-	}
-	p.mu.Lock()
-	if in {
-		p.tokens[m.LockToken] = struct{}{}
-	} else {
-		delete(p.tokens, m.LockToken)
-	}
-	p.mu.Unlock()
-	if !in {
-		p.inflight.Add(-1)
+// settled counts a message out of flight (a receive counted it in, OnTake);
+// WaitIdle hears when none is left.
+func (p *Processor) settled() {
+	if p.inflight.Add(-1) == 0 {
 		p.e.Broker().Changed()
 	}
 }
@@ -457,7 +503,7 @@ func (p *Processor) track(m *ReceivedMessage, in bool) {
 // L6 dead-letters it after MaxDeliveryCount). A result returned after ctx
 // ended is settled all the same.
 func (p *Processor) handle(ctx context.Context, r *Receiver, s *SessionReceiver, m *ReceivedMessage) (settled bool) {
-	defer p.track(m, false)
+	defer p.settled()
 	err := p.call(ctx, m)
 	if p.mode == ReceiveModeReceiveAndDelete {
 		if err != nil {
@@ -531,12 +577,12 @@ func (p *Processor) shutdown(handlers *sync.WaitGroup) {
 		return
 	default:
 	}
-	p.mu.Lock()
-	tokens := make([][16]byte, 0, len(p.tokens))
-	for t := range p.tokens {
-		tokens = append(tokens, t)
+	var tokens [][16]byte
+	for i := range p.working {
+		if m := p.working[i].Load(); m != nil && m.LockToken != ([16]byte{}) {
+			tokens = append(tokens, m.LockToken)
+		}
 	}
-	p.mu.Unlock()
 	if len(tokens) > 0 {
 		if r, err := p.e.NewReceiver(p.sub.queue(), engine.PeekLock); err == nil {
 			r.StopRenewing(tokens...)

@@ -462,6 +462,36 @@ func (e *Entity) Quiet(q store.Queue, busy func() bool, held func() []*Receiver)
 	return true
 }
 
+// WaitChange blocks until something happens on queue q of e that may let a
+// receive (or, on the main queue of a session entity, an accept) that
+// failed succeed when tried again: a message becomes available there, e
+// changes status or is deleted, the broker closes; or until d passes on the
+// namespace clock, or ctx ends (ctx.Err()). It catches up first, so that a
+// due deadline does not end the wait at once. A wake-up it takes is passed
+// on, so that a receive blocked on q does not miss it.
+func (e *Entity) WaitChange(ctx context.Context, q store.Queue, d time.Duration) error {
+	defer e.b.finish(e.b.events.mark())
+	if _, err := e.lock(); err != nil {
+		return nil // gone or closed: the retry says so
+	}
+	list := &e.waiters[q]
+	w := newWaiter(nil)
+	list.add(w)
+	e.mu.Unlock()
+	t := e.b.clock.Timer(d)
+	defer t.Stop()
+	woken, err := e.b.wait(ctx, e, w, t.C)
+	e.mu.Lock()
+	if woken || !list.remove(w) {
+		if !woken {
+			<-w.ch
+		}
+		list.wake(1)
+	}
+	e.mu.Unlock()
+	return err
+}
+
 // CatchUp makes everything due at or before the clock's now happen
 // (SEMANTICS T3), and delivers what that forwarded; it returns once the
 // observer has seen every event so far.
