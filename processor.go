@@ -106,10 +106,10 @@ type Processor struct {
 	// held are a session processor's sessions, taken and not yet released.
 	held map[*engine.Receiver]struct{}
 
-	// working are a plain processor's messages being handled, one slot per
-	// worker, so that shutdown stops renewing their locks. Set by runPlain,
-	// read by shutdown once runPlain returned, both in Run's goroutine.
-	working []atomic.Pointer[ReceivedMessage]
+	// pool are a plain processor's workers, so that shutdown stops renewing
+	// their locks. Set by runPlain, read by shutdown once runPlain returned,
+	// both in Run's goroutine.
+	pool *pool
 }
 
 // NewProcessor returns a processor of the queue (or of its dead-letter or
@@ -282,66 +282,22 @@ func (p *Processor) Started() <-chan struct{} {
 	return p.started
 }
 
-// runPlain runs one worker per concurrent call and receives, in one call,
-// as many messages as there are idle workers, then hands each to one of
-// them, until ctx ends or Run must end (goOn). The workers stop once it
-// returns; each lets shutdown know the lock it holds.
+// runPlain runs the processor's workers (pool) until ctx ends or Run must
+// end (goOn), and returns why. The workers handle what they took, then stop.
 func (p *Processor) runPlain(ctx context.Context, r *engine.Receiver, handlers *sync.WaitGroup) error {
 	r.AutoRenew(p.renew)
 	r.OnTake(func(n int) { p.inflight.Add(int64(n)) })
-	rec := &Receiver{r}
-	// Worker i takes its messages from work[i], which runs while working[i]
-	// holds it; it is idle once its index is back in idle.
-	work := make([]chan *ReceivedMessage, p.calls)
-	working := make([]atomic.Pointer[ReceivedMessage], p.calls)
-	p.working = working
-	idle := make(chan int, p.calls)
-	for i := range work {
-		work[i] = make(chan *ReceivedMessage, 1)
-		idle <- i
-		handlers.Go(func() {
-			for m := range work[i] {
-				p.handle(ctx, rec, nil, m)
-				working[i].Store(nil)
-				idle <- i
-			}
-		})
+	w := newPool(ctx, p, r)
+	p.pool = w
+	for i := range p.calls {
+		handlers.Go(func() { w.work(i) })
 	}
-	defer func() {
-		for _, w := range work {
-			close(w)
-		}
-	}()
-	ready := make([]int, 0, p.calls)
-	failures := 0
-	for {
-		if len(ready) == 0 {
-			select { // at least one idle worker
-			case i := <-idle:
-				ready = append(ready, i)
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		for len(ready) < p.calls && len(idle) > 0 {
-			ready = append(ready, <-idle)
-		}
-		msgs, err := rec.ReceiveMessages(ctx, len(ready), nil)
-		if err != nil {
-			failures++
-			if err := p.goOn(ctx, p.sub.queue(), err, failures); err != nil {
-				return err
-			}
-			continue
-		}
-		failures = 0
-		for _, m := range msgs {
-			i := ready[len(ready)-1]
-			ready = ready[:len(ready)-1]
-			working[i].Store(m)
-			work[i] <- m
-		}
+	defer context.AfterFunc(ctx, func() { w.stop(nil) })()
+	<-w.done
+	if w.err != nil {
+		return w.err
 	}
+	return ctx.Err()
 }
 
 // Retrying after a failed receive or accept: at once the first time, then
@@ -578,10 +534,8 @@ func (p *Processor) shutdown(handlers *sync.WaitGroup) {
 	default:
 	}
 	var tokens [][16]byte
-	for i := range p.working {
-		if m := p.working[i].Load(); m != nil && m.LockToken != ([16]byte{}) {
-			tokens = append(tokens, m.LockToken)
-		}
+	if p.pool != nil {
+		tokens = p.pool.tokens()
 	}
 	if len(tokens) > 0 {
 		if r, err := p.e.NewReceiver(p.sub.queue(), engine.PeekLock); err == nil {
