@@ -15,7 +15,9 @@ import (
 // that wait; a worker that ends a handler takes the next queued message
 // itself before it waits. So at most MaxConcurrentCalls messages are taken
 // and not settled, a queued message always has a worker free for it, and
-// handlers that return at once need no hand-over between goroutines.
+// handlers that return at once need no hand-over between goroutines: a
+// waiting worker is woken only while work waits that no running worker
+// would do (wakeLocked).
 type pool struct {
 	p   *Processor
 	ctx context.Context // Run's: receives and handlers end with it
@@ -34,6 +36,10 @@ type pool struct {
 	// nil when none.
 	busy    int
 	working []*ReceivedMessage
+	// waiting counts the workers waiting on more, woken those of them
+	// signalled and not yet running: wake keeps one on its way while there
+	// is work nobody running will do.
+	waiting, woken int
 	// receiving is set while a worker receives; that worker alone uses
 	// snaps and failures.
 	receiving bool
@@ -83,7 +89,10 @@ func (w *pool) work(i int) {
 		case w.stopped:
 			return
 		case w.receiving:
+			w.waiting++
 			w.more.Wait()
+			w.waiting--
+			w.woken = max(w.woken-1, 0)
 		default:
 			w.receiveLocked()
 		}
@@ -94,6 +103,7 @@ func (w *pool) work(i int) {
 func (w *pool) handleLocked(i int, m *ReceivedMessage) {
 	w.working[i] = m
 	w.busy++
+	w.wakeLocked()
 	w.mu.Unlock()
 	w.p.handle(w.ctx, w.rec, nil, m)
 	w.mu.Lock()
@@ -123,9 +133,16 @@ func (w *pool) receiveLocked() {
 	w.mu.Lock()
 	w.receiving = false
 	w.queue = append(w.queue, msgs...)
-	// This worker takes one message; a waiting worker for each of the
-	// others, and one to receive next.
-	for range max(len(msgs), 1) {
+	w.wakeLocked()
+}
+
+// wakeLocked wakes a waiting worker when there is work that no worker on
+// its way to it would do: a queued message, or receiving when nobody does.
+// Each worker that takes a queued message calls it again, so the workers
+// wake one after the other, only as long as messages wait for them.
+func (w *pool) wakeLocked() {
+	if w.woken == 0 && w.waiting > 0 && (w.head < len(w.queue) || !w.receiving) {
+		w.woken++
 		w.more.Signal()
 	}
 }
