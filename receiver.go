@@ -96,7 +96,7 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 	if maxMessages < 1 {
 		return nil, errorf(ErrInvalidArgument, er.Describe(), "maxMessages %d is less than 1", maxMessages)
 	}
-	wait, err := opts.maxWait(er.Describe())
+	wait, err := opts.maxWait(er)
 	if err != nil {
 		return nil, err
 	}
@@ -110,12 +110,12 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 
 // maxWait is how long a receive waits: -1 not at all, 0 as long as ctx
 // allows.
-func (o *ReceiveMessagesOptions) maxWait(culprit string) (time.Duration, error) {
+func (o *ReceiveMessagesOptions) maxWait(er *engine.Receiver) (time.Duration, error) {
 	switch {
 	case o == nil:
 		return 0, nil
 	case o.MaxWaitTime < 0:
-		return 0, errorf(ErrInvalidArgument, culprit, "MaxWaitTime %v is negative", o.MaxWaitTime)
+		return 0, errorf(ErrInvalidArgument, er.Describe(), "MaxWaitTime %v is negative", o.MaxWaitTime)
 	case o.NoWait:
 		return -1, nil
 	}
