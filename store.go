@@ -129,6 +129,7 @@ func Open(dir string, opts ...Option) (*Namespace, error) {
 		compact = defaultCompactAfter
 	}
 	err = b.Recover(engine.Recovery{Journal: log, Snapshot: rec.Snapshot, Replay: rec.Replay, CompactAfter: compact})
+	rec.Release() // the engine keeps nothing of the snapshot's bytes
 	if err != nil {
 		b.Close()
 		_ = log.Close()

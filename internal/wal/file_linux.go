@@ -27,6 +27,18 @@ func (f osFile) Sync() error {
 	}
 }
 
+// mapRead maps the first n bytes of the file, read-only (mmap(2)).
+func (f osFile) mapRead(n int64) ([]byte, func(), error) {
+	if n <= 0 || int64(int(n)) != n {
+		return nil, nil, errors.New("cannot map the file")
+	}
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(n), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() { _ = syscall.Munmap(b) }, nil
+}
+
 func (f osFile) Truncate(size int64) error {
 	if err := f.File.Truncate(size); err != nil {
 		return err

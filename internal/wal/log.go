@@ -132,8 +132,12 @@ type Log struct {
 
 // Recovered is what [Open] found in the directory.
 type Recovered struct {
-	// Snapshot is the newest valid snapshot's contents; nil if none.
+	// Snapshot is the newest valid snapshot's contents; nil if none. It
+	// may be mapped from its file: call Release once it is no longer read,
+	// and keep no part of it (copy what you keep).
 	Snapshot []byte
+	// Release frees Snapshot.
+	Release func()
 	// SnapshotLSN is the LSN the snapshot covers: records up to and
 	// including it are in it.
 	SnapshotLSN uint64

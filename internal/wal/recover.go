@@ -39,6 +39,7 @@ type recovery struct {
 	snaps   []uint64    // snapshot LSNs, oldest first
 	junk    []string    // files to remove once recovery succeeds
 	snap    []byte
+	release func() // unmaps snap, when it is mapped
 	snapLSN uint64
 	last    scanResult // of the last segment
 	lastLSN uint64
@@ -46,8 +47,13 @@ type recovery struct {
 }
 
 // open recovers the log in the locked directory dir.
-func open(dir string, o Options) (*Log, *Recovered, error) {
-	r := &recovery{fs: o.FS, dir: dir}
+func open(dir string, o Options) (_ *Log, _ *Recovered, err error) {
+	r := &recovery{fs: o.FS, dir: dir, release: func() {}}
+	defer func() {
+		if err != nil {
+			r.release()
+		}
+	}()
 	if err := r.list(); err != nil {
 		return nil, nil, err
 	}
@@ -72,7 +78,7 @@ func open(dir string, o Options) (*Log, *Recovered, error) {
 	}
 	l := newLog(dir, o, r.lastLSN, seg, segs, r.snapLSN)
 	rec := &Recovered{
-		Snapshot: r.snap, SnapshotLSN: r.snapLSN, LastLSN: r.lastLSN,
+		Snapshot: r.snap, Release: r.release, SnapshotLSN: r.snapLSN, LastLSN: r.lastLSN,
 		Repaired: r.last.tornTo > 0, Replay: r.replayer(),
 	}
 	return l, rec, nil
@@ -107,7 +113,7 @@ func (r *recovery) loadSnapshot() error {
 			r.junk = append(r.junk, snapName(lsn))
 			continue
 		}
-		body, err := readSnapshot(r.fs, r.path(snapName(lsn)), lsn)
+		body, release, err := readSnapshot(r.fs, r.path(snapName(lsn)), lsn)
 		if errors.Is(err, ErrCorrupt) {
 			r.junk = append(r.junk, snapName(lsn)) // torn: fall back to the previous one
 			continue
@@ -115,45 +121,63 @@ func (r *recovery) loadSnapshot() error {
 		if err != nil {
 			return err
 		}
-		found, r.snap, r.snapLSN = true, body, lsn
+		found, r.snap, r.release, r.snapLSN = true, body, release, lsn
 	}
 	return nil
 }
 
 // readSnapshot reads and checks the snapshot file name of LSN lsn: an
-// invalid one is ErrCorrupt, a failed read another error.
-func readSnapshot(fsys FS, name string, lsn uint64) ([]byte, error) {
+// invalid one is ErrCorrupt, a failed read another error. A file that can
+// be mapped into memory is, rather than read (release unmaps it): a
+// snapshot as big as the live data is then not copied into a buffer as
+// big, only decoded from the page cache.
+func readSnapshot(fsys FS, name string, lsn uint64) (body []byte, release func(), err error) {
+	release = func() {}
 	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("wal: open snapshot: %w", err)
+		return nil, release, fmt.Errorf("wal: open snapshot: %w", err)
 	}
-	defer f.Close()
+	defer f.Close() // a mapping outlives its file's descriptor
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("wal: stat snapshot: %w", err)
+		return nil, release, fmt.Errorf("wal: stat snapshot: %w", err)
 	}
 	hb := make([]byte, snapHeaderLen)
 	if fi.Size() < snapHeaderLen {
-		return nil, fmt.Errorf("%w: snapshot %s is shorter than its header", ErrCorrupt, name)
+		return nil, release, fmt.Errorf("%w: snapshot %s is shorter than its header", ErrCorrupt, name)
 	}
 	if _, err := f.ReadAt(hb, 0); err != nil {
-		return nil, fmt.Errorf("wal: read snapshot: %w", err)
+		return nil, release, fmt.Errorf("wal: read snapshot: %w", err)
 	}
 	h, err := decodeSnapHeader(hb)
 	if err == nil && (h.lsn != lsn || h.size != uint64(fi.Size()-snapHeaderLen)) {
 		err = errors.New("snapshot header does not match the file")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, name, err)
+		return nil, release, fmt.Errorf("%w: %s: %v", ErrCorrupt, name, err)
 	}
-	body := make([]byte, h.size)
-	if _, err := f.ReadAt(body, snapHeaderLen); err != nil {
-		return nil, fmt.Errorf("wal: read snapshot: %w", err)
+	if m, ok := f.(mapper); ok && h.size > 0 {
+		if all, unmap, err := m.mapRead(fi.Size()); err == nil {
+			body, release = all[snapHeaderLen:], unmap
+		}
+	}
+	if body == nil {
+		body = make([]byte, h.size)
+		if _, err := f.ReadAt(body, snapHeaderLen); err != nil {
+			return nil, release, fmt.Errorf("wal: read snapshot: %w", err)
+		}
 	}
 	if crc32.Checksum(body, castagnoli) != h.crc {
-		return nil, fmt.Errorf("%w: %s: body CRC mismatch", ErrCorrupt, name)
+		release()
+		return nil, func() {}, fmt.Errorf("%w: %s: body CRC mismatch", ErrCorrupt, name)
 	}
-	return body, nil
+	return body, release, nil
+}
+
+// mapper is a File that can be mapped into memory, read-only: the first n
+// bytes. unmap ends the mapping; nothing may read the bytes after it.
+type mapper interface {
+	mapRead(n int64) (b []byte, unmap func(), err error)
 }
 
 // scan finds the segments after the snapshot and checks every one of
