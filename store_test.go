@@ -149,6 +149,27 @@ func TestOpenCatchesUpAsAClockJump(t *testing.T) {
 	require.Equal(t, "short", string(exp[0].Body), "E5: expired while down")
 }
 
+// TestOpenKeepsARenewal_L5_L6: a lock renewed before a crash was held
+// until the crash, so it ends at Open (L6), not at the end it had before
+// the renewal, which the catch-up at Open would otherwise reach: here the
+// message is dead-lettered and forwarded at Open, and arrives then.
+func TestOpenKeepsARenewal_L5_L6(t *testing.T) {
+	d := newDurableEnv(t)
+	d.queue("dlq", nil)
+	q := d.queue("q", &minibus.QueueProperties{LockDuration: time.Minute, MaxDeliveryCount: 1, ForwardDeadLetteredMessagesTo: "dlq"})
+	d.send(q, "a")
+	r := d.receiver(q, nil)
+	m := d.receive(r, 1)[0]
+	d.mock.Add(50 * time.Second)
+	require.NoError(t, r.RenewMessageLock(d.ctx, m, nil)) // until +1m50s
+	d.mock.Add(40 * time.Second)
+	d.crash() // at +1m30s, the lock held
+
+	got := d.peekAll(d.receiver(d.q("dlq"), nil))
+	require.Len(t, got, 1)
+	require.Equal(t, epoch.Add(90*time.Second), got[0].EnqueuedTime, "dead-lettered when Open ended the lock, not at +1m")
+}
+
 func TestOpenKeepsEntitiesSessionsAndDuplicates(t *testing.T) {
 	d := newDurableEnv(t)
 	top := d.topic("t", nil)

@@ -19,8 +19,10 @@ import (
 // it acknowledges or shows, a message it received or peeked included, can
 // be lost by a crash.
 //
-// What is not recorded: locks' renewals and tokens (locks do not outlast
-// the process, SEMANTICS L6), the receivers, the idle time of a read that
+// What is not recorded: locks' tokens (locks do not outlast the process,
+// SEMANTICS L6; their renewals are recorded, so that a lock renewed before
+// a crash is not ended at its earlier end by the catch-up at Open), the
+// receivers, the idle time of a read that
 // changes nothing in an entity without AutoDeleteOnIdle, and the pruning of
 // duplicate-detection histories, which the next catch-up repeats.
 
@@ -64,6 +66,7 @@ const (
 	recTransfer
 	recTransferFailed
 	recTouch
+	recRenew
 )
 
 var recNames = [...]string{
@@ -72,6 +75,7 @@ var recNames = [...]string{
 	recFetch: "receive deferred", recSettle: "settle", recRemove: "remove", recDeadline: "deadline",
 	recHold: "accept session", recRelease: "release session", recState: "session state",
 	recTransfer: "forward", recTransferFailed: "forward failed", recTouch: "activity",
+	recRenew: "renew",
 }
 
 func (k recKind) String() string {

@@ -35,6 +35,8 @@ func (e *Entity) apply(k recKind, d *decoder) error {
 		return e.applyTransferFailed(d)
 	case recTouch:
 		e.touchLocked(d.svar())
+	case recRenew:
+		return e.applyRenew(d)
 	default:
 		return fmt.Errorf("unknown record kind %d", uint8(k))
 	}
@@ -156,6 +158,30 @@ func (e *Entity) applyTake(k recKind, d *decoder) error {
 	}
 	e.touchLocked(at)
 	e.accessed = at
+	return nil
+}
+
+// applyRenew moves a message's lock, or a session's lock and its
+// messages' locks, to the end the record gives.
+func (e *Entity) applyRenew(d *decoder) error {
+	if d.boolean() {
+		id, until := d.str(), d.svar()
+		if d.err != nil || e.sessions == nil {
+			return errDiverged
+		}
+		s := e.sessions.byID[id]
+		if s == nil || s.holder == nil {
+			return errDiverged
+		}
+		e.relockSessionLocked(s, until)
+		return nil
+	}
+	q, k, until := store.Queue(d.u8()), d.key(), d.svar()
+	m := e.b.replay.locks[lockRef{e, q, k}]
+	if d.err != nil || m == nil || !e.st.Holds(m) || m.State() != store.Locked {
+		return errDiverged
+	}
+	e.relockLocked(m, until)
 	return nil
 }
 

@@ -268,12 +268,26 @@ func (r *Receiver) RenewSessionLock(ctx context.Context) (_ int64, err error) {
 // now + LockDuration, and returns that.
 func (e *Entity) renewSessionLocked(s *session, now int64) int64 {
 	until := after(now, int64(e.cfg.LockDuration))
+	e.relockSessionLocked(s, until)
+	return until
+}
+
+// relockSessionLocked moves session s's lock, and its messages' locks, to
+// until, and records it: a renewal acknowledged before a crash holds at
+// Open, so that the lock does not end at its earlier end in the catch-up
+// (SEMANTICS L6 then ends it at Open, as every lock).
+func (e *Entity) relockSessionLocked(s *session, until int64) {
+	if enc := e.rec(recRenew); enc != nil {
+		enc.boolean(true)
+		enc.str(s.id)
+		enc.svar(until)
+		e.commit(enc)
+	}
 	e.sessions.locks.Delete(sessLock{s.lockedUntil, s.id})
 	s.lockedUntil = until
 	e.sessions.locks.ReplaceOrInsert(sessLock{until, s.id})
 	e.st.LockedIn(s.id, func(m *store.Message) { e.st.Renew(m, until) })
 	e.noteDueLocked(until)
-	return until
 }
 
 // SessionState returns the session's state; nil when never set (SEMANTICS

@@ -61,7 +61,7 @@ func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64,
 		return 0, errs.Errorf(errs.ErrLockLost, e.Describe(r.q), "%s", lockName(s))
 	}
 	if s.Op == Renew {
-		return e.renewLocked(m, now), nil // a renewal is not activity (SEMANTICS A2), nor durable
+		return e.renewLocked(m, now), nil // a renewal is not activity (SEMANTICS A2)
 	}
 	k := m.Key()
 	retry := after(now, int64(s.RetryAfter))

@@ -42,9 +42,7 @@ func (b *Broker) startSnapshots() {
 			case <-b.dur.stop:
 				return
 			case <-b.dur.kick:
-				if err := b.Snapshot(); err != nil {
-					b.log.Error("minibus: snapshot failed", "err", err)
-				}
+				b.snapshotIfDue()
 			}
 		}
 	}()
@@ -94,12 +92,25 @@ func (b *Broker) stateSize() int64 {
 }
 
 // CatchUpSnapshots takes the snapshot the log's growth calls for, if any,
-// at once.
+// at once, after one under way: then the snapshotter has nothing left to
+// do until the log grows again.
 func (b *Broker) CatchUpSnapshots() {
-	if b.dur.j != nil && b.dur.since.Load() >= b.dur.compactAt.Load() {
-		if err := b.Snapshot(); err != nil {
-			b.log.Error("minibus: snapshot failed", "err", err)
-		}
+	if b.dur.j != nil {
+		b.snapshotIfDue()
+	}
+}
+
+// snapshotIfDue takes a snapshot if the log has grown enough since the
+// last one, looking under snapMu: a wake-up that another snapshot has
+// answered meanwhile finds nothing to do.
+func (b *Broker) snapshotIfDue() {
+	b.dur.snapMu.Lock()
+	defer b.dur.snapMu.Unlock()
+	if b.dur.since.Load() < b.dur.compactAt.Load() {
+		return
+	}
+	if err := b.snapshotLocked(); err != nil {
+		b.log.Error("minibus: snapshot failed", "err", err)
 	}
 }
 
@@ -108,6 +119,11 @@ func (b *Broker) CatchUpSnapshots() {
 func (b *Broker) Snapshot() error {
 	b.dur.snapMu.Lock()
 	defer b.dur.snapMu.Unlock()
+	return b.snapshotLocked()
+}
+
+// snapshotLocked is Snapshot with snapMu held.
+func (b *Broker) snapshotLocked() error {
 	j := b.dur.j
 	grown := b.dur.since.Load()
 	l0 := j.Last()

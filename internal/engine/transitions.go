@@ -285,9 +285,24 @@ func (e *Entity) fetchDeferredLocked(m *store.Message, q store.Queue, mode Mode,
 // returns its new end.
 func (e *Entity) renewLocked(m *store.Message, now int64) int64 {
 	until := after(now, int64(e.cfg.LockDuration))
+	e.relockLocked(m, until)
+	return until
+}
+
+// relockLocked moves m's lock end to until, and records it: a renewal
+// acknowledged before a crash holds at Open, so that the lock does not end
+// at its earlier end in the catch-up (SEMANTICS L6 then ends it at Open, as
+// every lock).
+func (e *Entity) relockLocked(m *store.Message, until int64) {
+	if enc := e.rec(recRenew); enc != nil {
+		enc.boolean(false)
+		enc.u8(uint8(m.Queue()))
+		enc.key(m.Key())
+		enc.svar(until)
+		e.commit(enc)
+	}
 	e.st.Renew(m, until)
 	e.noteDueLocked(until)
-	return until
 }
 
 // lockEndedLocked applies SEMANTICS L6 to m, whose lock ended unsettled at
@@ -386,7 +401,7 @@ func (e *Entity) completeLocked(m *store.Message, now int64) {
 
 // deadlineLocked applies a deadline from the store: a lock's end (L6), an
 // expiry (E3, E5), a scheduled activation (S4) or a retry delay's end. Each
-// is recorded but an automatic renewal: locks are not durable.
+// is recorded.
 func (e *Entity) deadlineLocked(d store.Deadline) {
 	m := d.M
 	switch {
@@ -400,7 +415,7 @@ func (e *Entity) deadlineLocked(d store.Deadline) {
 				until = after(d.At, int64(e.cfg.LockDuration))
 			}
 		}
-		e.st.Renew(m, until)
+		e.relockLocked(m, until)
 	case d.LockEnd:
 		e.lockLostLocked(m, d.At)
 	case m.State() == store.Scheduled:
