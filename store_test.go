@@ -170,6 +170,21 @@ func TestOpenKeepsARenewal_L5_L6(t *testing.T) {
 	require.Equal(t, epoch.Add(90*time.Second), got[0].EnqueuedTime, "dead-lettered when Open ended the lock, not at +1m")
 }
 
+// TestOpenKeepsTheActivityOfAnAcceptedSession_A2: accepting a session is
+// activity, and stays so across a crash: the queue below was last active
+// at +4m, so at +6m it is not idle, before the crash or after.
+func TestOpenKeepsTheActivityOfAnAcceptedSession_A2(t *testing.T) {
+	d := newDurableEnv(t)
+	q := d.queue("q", &minibus.QueueProperties{RequiresSession: true, AutoDeleteOnIdle: 5 * time.Minute})
+	d.mock.Add(4 * time.Minute)
+	_, err := q.AcceptSession(d.ctx, "s", nil)
+	require.NoError(t, err)
+	d.mock.Add(2 * time.Minute)
+	require.Equal(t, []string{"q"}, d.ns.Queues())
+	d.crash()
+	require.Equal(t, []string{"q"}, d.ns.Queues(), "A2: idle since +4m, deleted at +9m")
+}
+
 func TestOpenKeepsEntitiesSessionsAndDuplicates(t *testing.T) {
 	d := newDurableEnv(t)
 	top := d.topic("t", nil)

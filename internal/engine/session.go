@@ -108,9 +108,7 @@ func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (_ *Re
 	if s := e.sessions.byID[id]; s != nil && s.holder != nil {
 		return nil, errs.Errorf(errs.ErrSessionCannotBeLocked, e.describe(), "session %q is held by another receiver", id)
 	}
-	r := e.holdLocked(id, mode, now)
-	e.touchLocked(now)
-	return r, nil
+	return e.holdLocked(id, mode, now), nil
 }
 
 // AcceptNextSession waits until a session not held has an available
@@ -146,7 +144,6 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 			if onHold != nil {
 				onHold(r)
 			}
-			e.touchLocked(now)
 			e.mu.Unlock()
 			return r, nil
 		}
@@ -160,7 +157,8 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 	}
 }
 
-// holdLocked gives session id to a new receiver until now + LockDuration.
+// holdLocked gives session id to a new receiver until now + LockDuration:
+// activity (SEMANTICS A2), also when replayed.
 func (e *Entity) holdLocked(id string, mode Mode, now int64) *Receiver {
 	if enc := e.rec(recHold); enc != nil {
 		enc.str(id)
@@ -181,6 +179,7 @@ func (e *Entity) holdLocked(id string, mode Mode, now int64) *Receiver {
 	e.sessions.locks.ReplaceOrInsert(sessLock{s.lockedUntil, id})
 	e.noteDueLocked(s.lockedUntil)
 	e.st.Hold(id)
+	e.touchLocked(now)
 	return r
 }
 
