@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -249,15 +248,6 @@ func eventLines(evs []minibus.Event, entity string, kinds ...minibus.EventKind) 
 		}
 	}
 	return out
-}
-
-// knownBug skips a test that shows a production bug, unless MINIBUS_KNOWN_BUGS
-// is set: `MINIBUS_KNOWN_BUGS=1 go test -run <name>` shows it failing.
-func knownBug(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("MINIBUS_KNOWN_BUGS") == "" {
-		t.Skip("known production bug (set MINIBUS_KNOWN_BUGS=1 to run): " + why)
-	}
 }
 
 func sortedLines(s []string) []string {
