@@ -185,13 +185,9 @@ func (r *Receiver) CompleteMessage(ctx context.Context, message *azservicebus.Re
 // is delivered again (or dead-lettered after MaxDeliveryCount). Errors as
 // CompleteMessage.
 func (r *Receiver) AbandonMessage(ctx context.Context, message *azservicebus.ReceivedMessage, options *azservicebus.AbandonMessageOptions) error {
-	var o *minibus.AbandonMessageOptions
-	if options != nil {
-		props, _, err := normalizeProps(options.PropertiesToModify)
-		if err != nil {
-			return err
-		}
-		o = &minibus.AbandonMessageOptions{PropertiesToModify: props}
+	o, err := abandonOptions(options)
+	if err != nil {
+		return err
 	}
 	return r.settle(message, func(mr *minibus.Receiver, m *minibus.ReceivedMessage) error {
 		return mr.AbandonMessage(ctx, m, o)
@@ -201,13 +197,9 @@ func (r *Receiver) AbandonMessage(ctx context.Context, message *azservicebus.Rec
 // DeferMessage sets a locked message aside; only ReceiveDeferredMessages
 // fetches it again. Errors as CompleteMessage.
 func (r *Receiver) DeferMessage(ctx context.Context, message *azservicebus.ReceivedMessage, options *azservicebus.DeferMessageOptions) error {
-	var o *minibus.DeferMessageOptions
-	if options != nil {
-		props, _, err := normalizeProps(options.PropertiesToModify)
-		if err != nil {
-			return err
-		}
-		o = &minibus.DeferMessageOptions{PropertiesToModify: props}
+	o, err := deferOptions(options)
+	if err != nil {
+		return err
 	}
 	return r.settle(message, func(mr *minibus.Receiver, m *minibus.ReceivedMessage) error {
 		return mr.DeferMessage(ctx, m, o)
@@ -229,6 +221,31 @@ func (r *Receiver) DeadLetterMessage(ctx context.Context, message *azservicebus.
 	})
 }
 
+// abandonOptions converts the SDK's AbandonMessageOptions: nil stays nil.
+func abandonOptions(options *azservicebus.AbandonMessageOptions) (*minibus.AbandonMessageOptions, error) {
+	if options == nil {
+		return nil, nil
+	}
+	props, _, err := normalizeProps(options.PropertiesToModify)
+	if err != nil {
+		return nil, err
+	}
+	return &minibus.AbandonMessageOptions{PropertiesToModify: props}, nil
+}
+
+// deferOptions converts the SDK's DeferMessageOptions: nil stays nil.
+func deferOptions(options *azservicebus.DeferMessageOptions) (*minibus.DeferMessageOptions, error) {
+	if options == nil {
+		return nil, nil
+	}
+	props, _, err := normalizeProps(options.PropertiesToModify)
+	if err != nil {
+		return nil, err
+	}
+	return &minibus.DeferMessageOptions{PropertiesToModify: props}, nil
+}
+
+// deadLetterOptions converts the SDK's DeadLetterOptions: nil stays nil.
 func deadLetterOptions(options *azservicebus.DeadLetterOptions) (*minibus.DeadLetterOptions, error) {
 	if options == nil {
 		return nil, nil

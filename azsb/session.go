@@ -182,13 +182,9 @@ func (s *SessionReceiver) CompleteMessage(ctx context.Context, message *azservic
 // AbandonMessage releases a message of the session, as
 // Receiver.AbandonMessage.
 func (s *SessionReceiver) AbandonMessage(ctx context.Context, message *azservicebus.ReceivedMessage, options *azservicebus.AbandonMessageOptions) error {
-	var o *minibus.AbandonMessageOptions
-	if options != nil {
-		props, _, err := normalizeProps(options.PropertiesToModify)
-		if err != nil {
-			return err
-		}
-		o = &minibus.AbandonMessageOptions{PropertiesToModify: props}
+	o, err := abandonOptions(options)
+	if err != nil {
+		return err
 	}
 	return s.settle(message, func(r *minibus.SessionReceiver, m *minibus.ReceivedMessage) error {
 		return r.AbandonMessage(ctx, m, o)
@@ -197,13 +193,9 @@ func (s *SessionReceiver) AbandonMessage(ctx context.Context, message *azservice
 
 // DeferMessage defers a message of the session, as Receiver.DeferMessage.
 func (s *SessionReceiver) DeferMessage(ctx context.Context, message *azservicebus.ReceivedMessage, options *azservicebus.DeferMessageOptions) error {
-	var o *minibus.DeferMessageOptions
-	if options != nil {
-		props, _, err := normalizeProps(options.PropertiesToModify)
-		if err != nil {
-			return err
-		}
-		o = &minibus.DeferMessageOptions{PropertiesToModify: props}
+	o, err := deferOptions(options)
+	if err != nil {
+		return err
 	}
 	return s.settle(message, func(r *minibus.SessionReceiver, m *minibus.ReceivedMessage) error {
 		return r.DeferMessage(ctx, m, o)
