@@ -13,12 +13,22 @@
 // promises. [Log.Snapshot] stores the state up to an LSN so that the
 // segments before it can be removed. [Log.Close] flushes and stops.
 //
-// One flusher goroutine per Log does all the writing: each time it runs it
-// takes every record appended so far, writes them with one write per
-// segment, fsyncs once if the mode asks for it and wakes every waiter whose
-// record is covered. With SyncAlways, writers that wait together share
-// one fsync (group commit), so throughput grows with the number of
-// concurrent writers.
+// Writing is a flush: it takes every record appended so far, writes them
+// with one write per segment, fsyncs once if the mode asks for it and
+// wakes every waiter whose record is covered. A Wait whose record is not
+// yet durable flushes itself when nobody is flushing (it leads the group)
+// and otherwise waits for the flush under way and then leads the next; so
+// writers that wait together share one fsync (group commit), throughput
+// grows with the number of concurrent writers, and a lone writer costs no
+// goroutine switch. One flusher goroutine per Log flushes what nobody
+// waits for: once 256 KiB are buffered, when the SyncBatched interval
+// ends, for a Snapshot and at Close.
+//
+// With SyncAlways, where every write is fsynced, a segment is written
+// with zeros a chunk ahead of its records when the file system asks for
+// it (on Linux): blocks preallocated but never written make each fsync
+// write metadata too (ext4's unwritten extents), blocks written once do
+// not.
 //
 // # Sync modes
 //

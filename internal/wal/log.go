@@ -103,6 +103,7 @@ type Log struct {
 	written   uint64 // last LSN written to its segment
 	synced    uint64 // last LSN fsynced
 	syncReq   uint64 // Snapshot wants everything up to this fsynced
+	sleepers  int    // Waits asleep on cond
 	err       error  // sticky: ErrFailed wrapping the cause
 	closing   bool   // Close was called: nothing more is buffered
 	closed    bool   // the flusher is gone
@@ -213,13 +214,25 @@ func (l *Log) Append(rec []byte) uint64 {
 		l.buf = appendFrame(l.buf, rec)
 		l.ends = append(l.ends, len(l.buf))
 	}
+	kick := len(l.buf) >= kickAt
 	l.mu.Unlock()
-	select {
-	case l.kick <- struct{}{}:
-	default:
+	if kick {
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
 	}
 	return lsn
 }
+
+// kickAt is how much Append buffers before it wakes the flusher. Below it
+// the records wait for a Wait, which writes them itself with whatever else
+// is buffered (one goroutine, no handover), or for the flusher's next
+// flush: waking the flusher at every Append would have it race the caller
+// for the write and make the caller wait for it, two goroutine switches
+// per call. Records nobody waits for (the broker's timer work) reach the
+// disk with the next Wait, Snapshot or Close, or once kickAt bytes wait.
+const kickAt = 256 << 10
 
 // Last returns the last LSN Append handed out (the last recovered record
 // before the first Append).
@@ -263,11 +276,13 @@ func (l *Log) Wait(lsn uint64) error {
 			// buffered (the leader of a group commit).
 			l.mu.Unlock()
 			l.flushLocked(false, false)
-			l.writeMu.Unlock()
+			l.releaseWrite()
 			l.mu.Lock()
 			continue
 		}
+		l.sleepers++
 		l.cond.Wait()
+		l.sleepers--
 	}
 }
 
@@ -337,7 +352,7 @@ func (l *Log) run() {
 		if l.timerArmed {
 			fired = l.timer.C
 		}
-		l.writeMu.Unlock()
+		l.releaseWrite()
 		select {
 		case <-l.kick:
 			l.flush(false, false)
@@ -345,7 +360,7 @@ func (l *Log) run() {
 			l.writeMu.Lock()
 			l.timerArmed = false
 			l.flushLocked(true, false)
-			l.writeMu.Unlock()
+			l.releaseWrite()
 		case <-l.quit:
 			l.writeMu.Lock()
 			if l.timer != nil {
@@ -365,8 +380,21 @@ const maxSpare = 4 << 20
 // flush is flushLocked under writeMu.
 func (l *Log) flush(syncNow, final bool) {
 	l.writeMu.Lock()
-	defer l.writeMu.Unlock()
+	defer l.releaseWrite()
 	l.flushLocked(syncNow, final)
+}
+
+// releaseWrite unlocks writeMu and, if records are buffered and a Wait
+// sleeps, wakes the sleepers: one of them leads the next flush. A Wait
+// that found writeMu locked went to sleep counting on whoever held it, and
+// Append wakes nobody (see kickAt).
+func (l *Log) releaseWrite() {
+	l.writeMu.Unlock()
+	l.mu.Lock()
+	if l.sleepers > 0 && len(l.ends) > 0 {
+		l.cond.Broadcast()
+	}
+	l.mu.Unlock()
 }
 
 // flushLocked writes every frame appended so far, one write per segment,
