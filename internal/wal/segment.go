@@ -22,6 +22,9 @@ type segment struct {
 // zeroChunk is how much of a segment zeroAhead writes with zeros at a time.
 const zeroChunk = 256 << 10
 
+// zeros is what zeroAhead writes; never written to.
+var zeros [zeroChunk]byte
+
 // zeroAhead writes zeros over the segment from where zeros were last
 // written up to a zeroChunk boundary past end, before frames are written
 // below end, when the mode syncs every write and the file asks for it
@@ -45,8 +48,12 @@ func (l *Log) zeroAhead(end int64) error {
 	if to <= from {
 		return nil
 	}
-	if _, err := l.seg.f.WriteAt(make([]byte, to-from), from); err != nil {
-		return fmt.Errorf("write segment %d: %w", l.seg.index, err)
+	for off := from; off < to; {
+		n := min(to-off, zeroChunk)
+		if _, err := l.seg.f.WriteAt(zeros[:n], off); err != nil {
+			return fmt.Errorf("write segment %d: %w", l.seg.index, err)
+		}
+		off += n
 	}
 	l.seg.zeroed = to
 	l.seg.dirty = true
