@@ -22,7 +22,8 @@
 // grows with the number of concurrent writers, and a lone writer costs no
 // goroutine switch. One flusher goroutine per Log flushes what nobody
 // waits for: once 256 KiB are buffered, when the SyncBatched interval
-// ends, for a Snapshot and at Close.
+// ends, for a Snapshot and at Close. The interval's fsync runs while
+// Waits go on writing (a segment is not sealed until it has ended).
 //
 // With SyncAlways, where every write is fsynced, a segment is written
 // with zeros a chunk ahead of its records when the file system asks for

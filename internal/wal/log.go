@@ -104,6 +104,7 @@ type Log struct {
 	synced    uint64 // last LSN fsynced
 	syncReq   uint64 // Snapshot wants everything up to this fsynced
 	sleepers  int    // Waits asleep on cond
+	syncing   int    // fsyncs under way outside writeMu (syncBehind)
 	err       error  // sticky: ErrFailed wrapping the cause
 	closing   bool   // Close was called: nothing more is buffered
 	closed    bool   // the flusher is gone
@@ -120,6 +121,11 @@ type Log struct {
 	seg        segment
 	timer      *clock.Timer
 	timerArmed bool
+
+	// syncMu is held by an fsync outside writeMu (syncBehind); roll takes
+	// it before it seals the segment, so that it waits for that fsync and
+	// never closes the file under it.
+	syncMu sync.Mutex
 
 	segMu sync.Mutex
 	segs  []segHeader // the segments on disk, oldest first
@@ -359,8 +365,10 @@ func (l *Log) run() {
 		case <-fired:
 			l.writeMu.Lock()
 			l.timerArmed = false
-			l.flushLocked(true, false)
+			l.flushLocked(false, false)
+			s := l.startSync()
 			l.releaseWrite()
+			l.syncBehind(s)
 		case <-l.quit:
 			l.writeMu.Lock()
 			if l.timer != nil {
@@ -372,6 +380,51 @@ func (l *Log) run() {
 			return
 		}
 	}
+}
+
+// behind is a SyncBatched fsync that runs while others write on.
+type behind struct {
+	f     File // nil: nothing to sync
+	index uint64
+	upTo  uint64 // the last LSN written before it
+}
+
+// startSync takes the segment's unsynced writes for an fsync that runs
+// after writeMu is released (syncBehind): Waits write on meanwhile, where
+// an fsync under writeMu made each wait for it. writeMu is held.
+func (l *Log) startSync() behind {
+	if !l.seg.dirty {
+		return behind{}
+	}
+	l.seg.dirty = false
+	if l.timerArmed { // armed for the writes this sync takes
+		l.timer.Stop()
+		l.timerArmed = false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.syncing++
+	return behind{f: l.seg.f, index: l.seg.index, upTo: l.written}
+}
+
+// syncBehind runs the fsync startSync took, under syncMu, which keeps roll
+// from closing the file meanwhile, and then counts its records synced.
+func (l *Log) syncBehind(s behind) {
+	if s.f == nil {
+		return
+	}
+	l.syncMu.Lock()
+	err := s.f.Sync()
+	l.syncMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.syncing--
+	if err != nil {
+		l.fail(fmt.Errorf("sync segment %d: %w", s.index, err))
+		return
+	}
+	l.synced = max(l.synced, s.upTo)
+	l.cond.Broadcast()
 }
 
 // maxSpare is the largest buffer the flusher keeps for reuse.
@@ -423,7 +476,7 @@ func (l *Log) flushLocked(syncNow, final bool) {
 		return
 	}
 	l.written = first + uint64(len(ends)) - 1
-	if !l.seg.dirty {
+	if !l.seg.dirty && l.syncing == 0 {
 		l.synced = l.written
 	}
 	if cap(buf) <= maxSpare {

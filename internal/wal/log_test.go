@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -270,4 +271,56 @@ func TestReplayWhileAppending(t *testing.T) {
 		requireRecords(t, rec, 30)
 	}
 	<-done
+}
+
+// syncGateFS is a file system whose fsyncs, once gated, wait until the
+// test lets them go.
+type syncGateFS struct {
+	FS
+	gated   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *syncGateFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := g.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return syncGateFile{f, g}, nil
+}
+
+type syncGateFile struct {
+	File
+	g *syncGateFS
+}
+
+func (f syncGateFile) Sync() error {
+	if f.g.gated.CompareAndSwap(true, false) {
+		f.g.entered <- struct{}{}
+		<-f.g.release
+	}
+	return f.File.Sync()
+}
+
+// With SyncBatched the interval's fsync runs while writers go on: a Wait
+// during it returns once its record is written, without waiting for the
+// fsync, and the fsync's records count as synced once it ends.
+func TestBatchedSyncDoesNotHoldUpWaits(t *testing.T) {
+	mem := NewMemFS()
+	g := &syncGateFS{FS: mem, entered: make(chan struct{}), release: make(chan struct{})}
+	o := memOptions(g, SyncBatched)
+	o.SegmentSize = 1 << 20
+	mock := o.Clock.(*clock.Mock)
+	l, _ := openT(t, testDir, o)
+	appendN(t, l, 1, 11) // written; the interval's timer armed
+	g.gated.Store(true)
+	mock.Add(DefaultInterval)
+	<-g.entered // the flusher is in the interval's fsync
+	appendN(t, l, 11, 21)
+	close(g.release)
+	require.NoError(t, l.Snapshot(10, writeSnapshot(10))) // waits for 1..10 synced
+	require.NoError(t, l.Close())
+	_, rec := openT(t, testDir, memOptions(mem.Crash(), SyncBatched))
+	requireRecords(t, rec, 20)
 }

@@ -129,6 +129,11 @@ func (l *Log) write(buf []byte, ends []int, first uint64) error {
 // record is LSN first and takes need bytes: a record bigger than a segment
 // gets a segment of its own size.
 func (l *Log) roll(first uint64, need int64) error {
+	l.syncMu.Lock() // an fsync of the segment under way ends first
+	l.syncMu.Unlock()
+	if err := l.Err(); err != nil {
+		return err // that fsync failed: no segment may follow this one
+	}
 	if l.seg.dirty {
 		if err := l.seg.f.Sync(); err != nil {
 			return fmt.Errorf("sync segment %d: %w", l.seg.index, err)
