@@ -154,9 +154,9 @@ func (h *machine) blockedReceive(t *rapid.T) {
 	if !h.m.receiveBlocks(r.m) {
 		skip("the receive would not block")
 	}
-	to := h.m.wakeDeadline(r.m)
+	to := h.m.wakeDeadline(r.m.e)
 	if to == mNever || !h.blocks(r.m.e, to) {
-		skip("nothing pending, or a duplicate detection window ends or a forward arrives on the way")
+		skip("nothing pending, or a duplicate detection window ends on the way")
 	}
 	max := Between(t, "max", 1, 4)
 	ctx, cancel := context.WithCancel(h.ctx)
