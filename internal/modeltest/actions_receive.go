@@ -194,15 +194,7 @@ func (h *machine) await(t *rapid.T, what string, done chan blockedResult, wouldB
 	if wouldBlock {
 		cancel()
 	}
-	var res blockedResult
-	ok := false
-	h.clk.open(func() {
-		select {
-		case res = <-done:
-			ok = true
-		case <-time.After(10 * time.Second):
-		}
-	})
+	res, ok := awaitBlocked(h.clk, done, 10*time.Second)
 	if !ok {
 		t.Fatalf("%s: still blocked after 10 s, the model says it woke (T5)", what)
 	}

@@ -125,15 +125,7 @@ func (h *machine) blockedAcceptNext(t *rapid.T) {
 	if wouldBlock {
 		cancel()
 	}
-	var res acceptResult
-	ok := false
-	h.clk.open(func() {
-		select {
-		case res = <-done:
-			ok = true
-		case <-time.After(10 * time.Second):
-		}
-	})
+	res, ok := awaitBlocked(h.clk, done, 10*time.Second)
 	if !ok {
 		t.Fatalf("%s: still blocked after 10 s, the model says it woke (T5)", what)
 	}
