@@ -207,8 +207,9 @@ func TestRegressionT5_ForwardWakesReceiver(t *testing.T) {
 // from a topic's scheduled message (S5) that a subscription forwards (F2):
 // the broker armed its timer for the deadlines of the entities that forward
 // but not for those of their topics, so the blocked receive slept through
-// the activation. The model's blocked calls found it once they stopped at
-// the arrival of a forward.
+// the activation. Not found by a model run: it came up while the model's
+// blocked calls were taught to stop where a forward arrives, which makes
+// them expect this wake-up.
 func TestRegressionT5_TopicActivationForwardWakesReceiver(t *testing.T) {
 	e := newEnv(t)
 	dest := e.queue("dest", nil)
