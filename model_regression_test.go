@@ -203,6 +203,79 @@ func TestRegressionT5_ForwardWakesReceiver(t *testing.T) {
 	}
 }
 
+// T5: as TestRegressionT5_ForwardWakesReceiver, with the message coming
+// from a topic's scheduled message (S5) that a subscription forwards (F2):
+// the broker armed its timer for the deadlines of the entities that forward
+// but not for those of their topics, so the blocked receive slept through
+// the activation. Not found by a model run: it came up while the model's
+// blocked calls were taught to stop where a forward arrives, which makes
+// them expect this wake-up.
+func TestRegressionT5_TopicActivationForwardWakesReceiver(t *testing.T) {
+	e := newEnv(t)
+	dest := e.queue("dest", nil)
+	top := e.topic("top", nil)
+	e.subscription(top, "s", &minibus.SubscriptionProperties{ForwardTo: "dest"})
+	_, err := top.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("later")}}, at(time.Minute), nil)
+	require.NoError(t, err)
+	done := blockedReceive(t, e, dest)
+	e.mock.Add(time.Minute)
+	requireWokenWith(t, done, "later", "the blocked receive did not wake when the topic's message arrived through s at +1m")
+}
+
+// T5: a receive blocks on dest; then src, which holds a scheduled message,
+// is set to forward to dest. The broker noted the new forwarder but left
+// its timer armed for dest's own deadline, so the receive slept through
+// the activation at +1m.
+func TestRegressionT5_ForwardSetWhileBlockedWakesReceiver(t *testing.T) {
+	e := newEnv(t)
+	dest := e.queue("dest", nil)
+	src := e.queue("src", nil)
+	_, err := src.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("later")}}, at(time.Minute), nil)
+	require.NoError(t, err)
+	done := blockedReceive(t, e, dest)
+	_, err = e.ns.UpdateQueue("src", minibus.QueueProperties{ForwardTo: "dest"})
+	require.NoError(t, err)
+	e.mock.Add(time.Minute)
+	requireWokenWith(t, done, "later", "the blocked receive did not wake when src forwarded its message at +1m")
+}
+
+// blockedReceive starts a receive of one message on q, in a goroutine,
+// once q has a deadline of its own an hour away, so that the blocked
+// receive arms the broker's timer: that tells the test that it blocks. The
+// channel gets the body received, or the error.
+func blockedReceive(t *testing.T, e *env, q *minibus.Queue) <-chan string {
+	t.Helper()
+	_, err := q.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("much later")}}, at(time.Hour), nil)
+	require.NoError(t, err)
+	r := e.receiver(q, nil)
+	timers := e.clock.timers.Load()
+	done := make(chan string, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), resultTimeout)
+		defer cancel()
+		msgs, err := r.ReceiveMessages(ctx, 1, nil)
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- string(msgs[0].Body)
+	}()
+	require.Eventually(t, func() bool { return e.clock.timers.Load() > timers }, 5*time.Second, time.Millisecond, "the receive never blocked")
+	return done
+}
+
+// requireWokenWith checks that the receive blockedReceive started has
+// returned the message with body want.
+func requireWokenWith(t *testing.T, done <-chan string, want, msg string) {
+	t.Helper()
+	select {
+	case got := <-done:
+		require.Equal(t, want, got)
+	case <-time.After(2 * time.Second): // a safety net, not a wait for the broker
+		t.Fatal(msg)
+	}
+}
+
 // T2, T3: at the instant of its idle deadline an entity is deleted (T2:
 // when now >= lastActivity + AutoDeleteOnIdle), so a message forwarded to
 // it at that same instant finds it gone and goes to its source's transfer

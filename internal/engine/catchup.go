@@ -26,12 +26,14 @@ import (
 //
 // The one timer: while some receiver is blocked (T5), the broker keeps one
 // clock timer armed at the earliest bound of the entities that receiver
-// waits on (its queue or subscription, and a subscription's topic). Its
-// callback runs the catch-up, which wakes the receivers whose messages
-// became available, and re-arms. With no blocked receiver no timer is armed
-// at all, so a mock clock jump over a million deadlines fires nothing and
-// costs nothing until the next call; and a receiver blocked on one queue
-// does not make the timer fire for every deadline of the others
+// waits on (its queue or subscription, and a subscription's topic), and of
+// the entities that forward, with a forwarding subscription's topic: what
+// they forward may arrive where it waits. Its callback runs the catch-up,
+// which wakes the receivers whose messages became available, and re-arms.
+// With no blocked receiver no timer is armed at all, so a mock clock jump
+// over a million deadlines fires nothing and costs nothing until the next
+// call; and a receiver blocked on one queue does not make the timer fire
+// for every deadline of the entities that forward nothing
 // (benbjohnson/clock's Mock sleeps 1 ms of real time per timer it fires).
 //
 // Lower bounds: an entity registers a new deadline only when it is earlier
@@ -75,9 +77,10 @@ type scheduler struct {
 	watched map[*Entity]struct{}
 	// forwarders holds every entity that forwards (deleted ones are
 	// dropped by watchedNext): while any receiver blocks, the timer is
-	// armed for their deadlines too, since what they forward may arrive
-	// where a receiver waits (SEMANTICS T5). blocked counts the blocked
-	// receivers.
+	// armed for their deadlines too, and for those of a forwarding
+	// subscription's topic, whose activations it forwards, since what they
+	// forward may arrive where a receiver waits (SEMANTICS T5). blocked
+	// counts the blocked receivers.
 	forwarders map[*Entity]struct{}
 	blocked    atomic.Int32
 
@@ -117,13 +120,30 @@ func (b *Broker) register(e *Entity, due int64) {
 		}
 	}
 	s.mu.Unlock()
-	if (e.watchers.Load() > 0 || e.forwards.Load() && s.blocked.Load() > 0) && due < s.armedAt.Load() {
+	if (e.watchers.Load() > 0 || s.blocked.Load() > 0 && e.feedsForwardsLocked()) && due < s.armedAt.Load() {
 		b.arm()
 	}
 }
 
+// feedsForwardsLocked reports whether e's deadlines may forward a message:
+// e forwards, or it is a topic one of whose subscriptions forwards what an
+// activation fans out to it (SEMANTICS S5, F2). Called with e.mu held.
+func (e *Entity) feedsForwardsLocked() bool {
+	if e.forwards.Load() {
+		return true
+	}
+	for _, s := range e.subs {
+		if s.forwards.Load() && !s.deleted.Load() {
+			return true
+		}
+	}
+	return false
+}
+
 // noteForwarding tells the scheduler whether e, configured as c, forwards.
-// Called with e.mu held, or before e is shared.
+// An entity that starts to forward while a receiver blocks arms the timer
+// for its deadlines and its topic's, as register would have (SEMANTICS
+// T5). Called with e.mu held, or before e is shared.
 func (b *Broker) noteForwarding(e *Entity, c Config) {
 	forwards := c.ForwardTo != "" || c.ForwardDeadLetteredTo != ""
 	if e.forwards.Load() == forwards {
@@ -138,6 +158,19 @@ func (b *Broker) noteForwarding(e *Entity, c Config) {
 	}
 	e.forwards.Store(forwards)
 	s.mu.Unlock()
+	if forwards && s.blocked.Load() > 0 && forwarderDue(e) < s.armedAt.Load() {
+		b.arm()
+	}
+}
+
+// forwarderDue is the earliest bound of a forwarding entity's deadlines and
+// of its topic's.
+func forwarderDue(x *Entity) int64 {
+	due := x.schedDue.Load()
+	if x.topic != nil && !x.topic.deleted.Load() {
+		due = min(due, x.topic.schedDue.Load())
+	}
+	return due
 }
 
 // watch counts a receiver blocked on e, and on a subscription's topic, and
@@ -177,7 +210,8 @@ func (b *Broker) unwatch(e *Entity) {
 	}
 }
 
-// forwardersNext is the earliest bound of the entities that forward.
+// forwardersNext is the earliest bound of the entities that forward, and
+// of their topics.
 func (b *Broker) forwardersNext() int64 {
 	s := &b.sched
 	s.mu.Lock()
@@ -192,7 +226,7 @@ func (s *scheduler) forwardersNextLocked() int64 {
 			delete(s.forwarders, x)
 			continue
 		}
-		next = min(next, x.schedDue.Load())
+		next = min(next, forwarderDue(x))
 	}
 	return next
 }

@@ -154,9 +154,9 @@ func (h *machine) blockedReceive(t *rapid.T) {
 	if !h.m.receiveBlocks(r.m) {
 		skip("the receive would not block")
 	}
-	to := h.m.wakeDeadline(r.m)
+	to := h.m.wakeDeadline(r.m.e)
 	if to == mNever || !h.blocks(r.m.e, to) {
-		skip("nothing pending, or a duplicate detection window ends or a forward arrives on the way")
+		skip("nothing pending, or a duplicate detection window ends on the way")
 	}
 	max := Between(t, "max", 1, 4)
 	ctx, cancel := context.WithCancel(h.ctx)
@@ -194,15 +194,7 @@ func (h *machine) await(t *rapid.T, what string, done chan blockedResult, wouldB
 	if wouldBlock {
 		cancel()
 	}
-	var res blockedResult
-	ok := false
-	h.clk.open(func() {
-		select {
-		case res = <-done:
-			ok = true
-		case <-time.After(10 * time.Second):
-		}
-	})
+	res, ok := awaitBlocked(h.clk, done, 10*time.Second)
 	if !ok {
 		t.Fatalf("%s: still blocked after 10 s, the model says it woke (T5)", what)
 	}

@@ -98,17 +98,18 @@ func (h *machine) acceptNextSession(t *rapid.T) {
 }
 
 // blockedAcceptNext blocks an AcceptNextSession where no session can be
-// taken, moves the clock onto the first deadline of the entity, and
-// expects it to wake with the session the model takes then, or to wait
+// taken, moves the clock onto the first instant that can change what it
+// sees (wakeDeadline: a deadline of the entity, or a forward arriving),
+// and expects it to wake with the session the model takes then, or to wait
 // still (SS3, T5).
 func (h *machine) blockedAcceptNext(t *rapid.T) {
 	he := h.sessionEntity(t)
 	if !h.m.acceptBlocks(he.m) {
 		skip("AcceptNextSession would not block")
 	}
-	to := h.m.entityWake(he.m)
+	to := h.m.wakeDeadline(he.m)
 	if to == mNever || !h.blocks(he.m, to) {
-		skip("nothing pending, or a duplicate detection window ends or a forward arrives on the way")
+		skip("nothing pending, or a duplicate detection window ends on the way")
 	}
 	rad := chance(t, "rad", 5)
 	ctx, cancel := context.WithCancel(h.ctx)
@@ -124,15 +125,7 @@ func (h *machine) blockedAcceptNext(t *rapid.T) {
 	if wouldBlock {
 		cancel()
 	}
-	var res acceptResult
-	ok := false
-	h.clk.open(func() {
-		select {
-		case res = <-done:
-			ok = true
-		case <-time.After(10 * time.Second):
-		}
-	})
+	res, ok := awaitBlocked(h.clk, done, 10*time.Second)
 	if !ok {
 		t.Fatalf("%s: still blocked after 10 s, the model says it woke (T5)", what)
 	}

@@ -168,13 +168,21 @@ func (m *refModel) putDeadLetterCopy(s *mEntity, c *mMsg, at int64) {
 
 // catchUpSubs brings the topic's subscriptions, one by one in the order the
 // broker visits them, up to instant at: what is due in them happens before
-// a copy arrives (T3).
+// a copy arrives (T3). While the clock runs, what their events forward is
+// theirs (firing): the broker may have visited a subscription with an
+// event at that very instant before the topic, so that its forwards
+// arrive before the topic's own event, not after (noteTie).
 func (m *refModel) catchUpSubs(t *mEntity, at int64) {
+	was := m.firing
+	defer func() { m.firing = was }()
 	for _, s := range sortedSubs(t) {
 		for {
 			ev, ok := m.firstEvent(s, at)
 			if !ok {
 				break
+			}
+			if m.catchingUp {
+				m.firing = s
 			}
 			m.fire(ev)
 		}

@@ -31,6 +31,9 @@ type mForward struct {
 	// keeps that EnqueuedTime (D2); one that only passed through is
 	// enqueued there at the instant it left (F2).
 	entered bool
+	// by is the entity whose event made it leave while the clock runs
+	// (firing, nil in a call), for the ties (noteTie).
+	by *mEntity
 }
 
 // forwardOut sends x, which left e's main queue (or never entered it) under
@@ -49,7 +52,7 @@ func (m *refModel) forwardOut(e *mEntity, x *mMsg, at int64) {
 	if x.enqSeq == 0 {
 		x.enqSeq = x.key.seq
 	}
-	m.outbox = append(m.outbox, mForward{from: e, key: x.key, to: e.cfg.forwardTo, x: x, at: at, entered: m.leave(e, x)})
+	m.outbox = append(m.outbox, mForward{from: e, key: x.key, to: e.cfg.forwardTo, x: x, at: at, entered: m.leave(e, x), by: m.firing})
 }
 
 // forwardsDeadLetters reports whether a message dead-lettered in e for
@@ -66,7 +69,7 @@ func (m *refModel) dlForward(e *mEntity, x *mMsg, at int64) {
 	if x.enqSeq == 0 {
 		x.enqSeq = x.key.seq
 	}
-	m.outbox = append(m.outbox, mForward{from: e, key: x.key, to: e.cfg.forwardDLTo, x: x, at: at, entered: m.leave(e, x)})
+	m.outbox = append(m.outbox, mForward{from: e, key: x.key, to: e.cfg.forwardDLTo, x: x, at: at, entered: m.leave(e, x), by: m.firing})
 }
 
 // leave notes that x leaves e on a forward, and reports whether e was its
@@ -130,20 +133,23 @@ func (m *refModel) deliver(f mForward) {
 // for idleness), or at which another entity's event forwarded to it too. The
 // broker orders such events by its scheduler's bookkeeping, not by a rule
 // (TestRegressionT3_ForwardAtDestinationDeadline); the harness does not
-// move its clock across them (jump).
+// move its clock across them (jump). The entity whose event made the
+// forward is f.by: a subscription's event that its topic's catch-up fired
+// (catchUpSubs) counts as the subscription's, as the broker may as well
+// have visited the subscription first.
 func (m *refModel) noteTie(d *mEntity, f mForward) {
 	tie := false
 	switch {
 	case d == nil:
 		g, ok := m.idleGone[strings.ToLower(f.to)]
-		tie = ok && g.at == f.at && g.e != m.firing
-	case d != m.firing && m.busyAt(d, f.at):
+		tie = ok && g.at == f.at && g.e != f.by
+	case d != f.by && m.busyAt(d, f.at, f.by):
 		tie = true
-	case d.lastDelivery == f.at && d.lastDeliveryBy != m.firing:
+	case d.lastDelivery == f.at && d.lastDeliveryBy != f.by:
 		tie = true
 	}
 	if d != nil {
-		d.lastDelivery, d.lastDeliveryBy = f.at, m.firing
+		d.lastDelivery, d.lastDeliveryBy = f.at, f.by
 	}
 	if tie {
 		m.tieAt = min(m.tieAt, f.at)
@@ -151,15 +157,15 @@ func (m *refModel) noteTie(d *mEntity, f mForward) {
 }
 
 // busyAt reports whether d has an event of its own at instant at, fired or
-// pending, or, for a topic, one of its subscriptions other than the entity
-// firing: the broker may order it before or after the event that
-// forwarded.
-func (m *refModel) busyAt(d *mEntity, at int64) bool {
+// pending, or, for a topic, one of its subscriptions other than by, the
+// entity whose event forwarded: the broker may order it before or after
+// that event.
+func (m *refModel) busyAt(d *mEntity, at int64, by *mEntity) bool {
 	if d.lastFired == at || m.hasEventAt(d, at) {
 		return true
 	}
 	for _, s := range d.subs {
-		if s != m.firing && (s.lastFired == at || m.hasEventAt(s, at)) {
+		if s != by && (s.lastFired == at || m.hasEventAt(s, at)) {
 			return true
 		}
 	}

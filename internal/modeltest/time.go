@@ -240,12 +240,38 @@ func (m *refModel) dupEnds(ahead *refModel, to int64) []int64 {
 	return slices.Compact(out)
 }
 
-// wakeDeadline is the first pending instant that can change what r sees:
-// an event of its entity, or its topic's activation or idle deletion; mNever
-// if none. (A forward from another entity is left out: the broker does not
-// wake a blocked receive for it, TestRegressionT5_ForwardWakesReceiver.)
-func (m *refModel) wakeDeadline(r *mReceiver) int64 {
-	return m.entityWake(r.e)
+// wakeDeadline is the first pending instant that can change what a call
+// blocked on e sees: an event of e, or its topic's activation or idle
+// deletion (entityWake), or an earlier event of another entity that
+// forwards a message to e or to its topic (F2, D4), which wakes a blocked
+// call as a send does (T5, TestRegressionT5_ForwardWakesReceiver); mNever
+// if none. A look-ahead copy steps through the instants of every entity's
+// events before e's own until a forward reaches e.
+func (m *refModel) wakeDeadline(e *mEntity) int64 {
+	to := m.entityWake(e)
+	ahead := m.clone()
+	for {
+		next := ahead.nextEventAt()
+		if next >= to {
+			return to
+		}
+		ahead.advance(next)
+		if ce := ahead.all[e.id]; ce.lastDelivery == next || ce.topic != nil && ce.topic.lastDelivery == next {
+			return next
+		}
+	}
+}
+
+// nextEventAt is the first instant after now at which anything is due, or
+// mNever.
+func (m *refModel) nextEventAt() int64 {
+	f := mNever
+	for _, ev := range m.events() {
+		if ev.at > m.now && ev.at < f {
+			f = ev.at
+		}
+	}
+	return f
 }
 
 // entityWake is the first pending instant of e's own events, or of its

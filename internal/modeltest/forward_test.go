@@ -1,0 +1,61 @@
+package modeltest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/minibus-go/minibus"
+	"github.com/stretchr/testify/require"
+)
+
+// T3, F2: at +1m a topic's scheduled message activates (S4, S5) and the
+// lock of a message in its subscription ends (L6); the subscription
+// forwards to the topic. The broker's catch-up may visit the subscription
+// first, whose message then takes the topic's next sequence numbers before
+// the activation does, or the topic first, which catches the subscription
+// up before its copy arrives (as the model does): the order is the
+// broker's own, so the harness must not move its clock across +1m (a tie).
+// noteTie used to take what the subscription's lock end forwarded inside
+// the topic's catch-up for the topic's own, and saw no tie; the
+// broker numbered the message 24 where the model said 28 (found by
+// TestModel).
+func TestNoteTie_T3_SubscriptionEventInTopicCatchUp(t *testing.T) {
+	m := newRefModel(epoch.UnixNano())
+	top, err := m.createTopic("t", nil)
+	require.NoError(t, err)
+	sub, err := m.createSub(top, "s", &minibus.SubscriptionProperties{LockDuration: time.Minute}, trueRule())
+	require.NoError(t, err)
+	_, err = m.send(top, []*minibus.Message{{Body: []byte("locked")}}, mUnset)
+	require.NoError(t, err)
+	r, err := m.newReceiver(sub, false, sqMain)
+	require.NoError(t, err)
+	got, _, err := m.receive(r, 1)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	c, ok := subCfg(minibus.SubscriptionProperties{LockDuration: time.Minute, ForwardTo: "t"})
+	require.NoError(t, m.update(sub, c, ok))
+	_, err = m.send(top, []*minibus.Message{{Body: []byte("later"), ScheduledEnqueueTime: epoch.Add(time.Minute)}}, mUnset)
+	require.NoError(t, err)
+
+	ahead := m.clone()
+	ahead.advance(epoch.Add(2 * time.Minute).UnixNano())
+	require.Equal(t, epoch.Add(time.Minute).UnixNano(), ahead.tieAt)
+}
+
+// T3, F2: a topic's scheduled message that its forwarding subscription
+// sends round the loop to the hop limit, with nothing else due then, is
+// no tie: only one order is possible.
+func TestNoteTie_T3_LoneActivationNoTie(t *testing.T) {
+	m := newRefModel(epoch.UnixNano())
+	top, err := m.createTopic("t", nil)
+	require.NoError(t, err)
+	_, err = m.createSub(top, "s", &minibus.SubscriptionProperties{ForwardTo: "t"}, trueRule())
+	require.NoError(t, err)
+	_, err = m.send(top, []*minibus.Message{{Body: []byte("later"), ScheduledEnqueueTime: epoch.Add(time.Minute)}}, mUnset)
+	require.NoError(t, err)
+
+	ahead := m.clone()
+	ahead.advance(epoch.Add(2 * time.Minute).UnixNano())
+	require.Equal(t, int64(mNever), ahead.tieAt)
+	require.Equal(t, 1, ahead.hits.HopLimit, "the message went round to the hop limit")
+}
