@@ -78,10 +78,13 @@ type Event struct {
 // after its batch without taking mu again. The end of a batch is a store to
 // its lane's at, which the next holder of mu that meets the lane finishes
 // (reapLocked), unless a call waits: then the goroutine that observed it
-// takes mu to finish it and wake the waiters. The lanes' events are in rings
-// and the lanes in index lists, so that a delivery writes few pointers: the
+// takes mu to finish it and wake the waiters (endLocked), as it does when it
+// has more to do. The lanes' events are in rings, and the ready and busy
+// lanes in lists of numbers, so that a delivery writes few pointers: the
 // write barrier of a collection that runs meanwhile would cost more than the
-// writes.
+// writes. What one goroutine reads of another's busy lane, under mu, is in
+// the lane itself, not in its ring: the fewer lines that go from core to
+// core while mu is held, the shorter the other goroutines wait for it.
 type events struct {
 	on      bool // an observer or a debug logger wants events
 	observe func(*Event)
@@ -95,12 +98,11 @@ type events struct {
 	mu sync.Mutex
 	// open counts the events pushed whose batch has not been finished.
 	open int
-	// all holds every lane, by its number; ready the numbers of the free
-	// lanes with waiting events, a heap by the ticket of the first; busy
-	// those of the lanes whose batch is being observed or has not been
-	// finished.
+	// all holds every lane, by its number; ready the free lanes with
+	// waiting events, a heap by the ticket of the first; busy the numbers of
+	// the lanes whose batch is being observed or has not been finished.
 	all   []*lane
-	ready []int32
+	ready []readyLane
 	busy  []int32
 	// ended is broadcast, on mu, when a batch ends while a call waits.
 	ended sync.Cond
@@ -119,14 +121,25 @@ type events struct {
 type lane struct {
 	q               []queued
 	head, mid, tail uint64
+	// next is the ticket of the first waiting event, at mid, when there is
+	// one; first and second those of the batch's first two events (second
+	// is 0 for a batch of one): what settledLocked reads of another
+	// goroutine's lane, without its ring.
+	next, first, second uint64
 	// at is the position of the event being observed while busy (at or
 	// after head), and mid once the batch is over: written by the goroutine
 	// that observes the batch.
 	at   atomic.Uint64
 	busy bool
 	id   int32
-	heap int32 // index in events.ready; -1 when not ready
 	slot int32 // index in events.busy while busy
+}
+
+// readyLane is a ready lane in the heap: its number, and the ticket of its
+// first waiting event.
+type readyLane struct {
+	first uint64
+	id    int32
 }
 
 // queued is an event with its ticket.
@@ -162,7 +175,7 @@ func (ev *events) laneOf(path string) *lane {
 }
 
 func (ev *events) newLaneLocked() *lane {
-	l := &lane{id: int32(len(ev.all)), heap: -1}
+	l := &lane{id: int32(len(ev.all))}
 	ev.all = append(ev.all, l)
 	return l
 }
@@ -190,8 +203,11 @@ func (ev *events) push(l *lane, kind EventKind, at int64, path string, q store.Q
 		kind, at, path, q, seq, id, deliveries, reason
 	l.tail++
 	ev.open++
-	if !l.busy && l.tail-l.mid == 1 {
-		ev.readyLocked(l)
+	if l.tail-l.mid == 1 {
+		l.next = x.ticket
+		if !l.busy {
+			ev.readyLocked(l)
+		}
 	}
 	ev.mu.Unlock()
 }
@@ -248,13 +264,18 @@ func (b *Broker) deliverEvents(since uint64) {
 		ev.reapLocked()
 		if l := ev.takeLocked(until); l != nil {
 			// Once this batch is observed, is there anything left to wait
-			// for? Then this call is done without taking mu again.
+			// for? Then this call is done without taking mu again, unless
+			// a call waits for the batch.
 			done := ev.settledLocked(since, until, l)
 			b.handOver(l)
-			if done {
+			if done && ev.waiters.Load() == 0 {
 				return
 			}
 			ev.mu.Lock()
+			ev.endLocked(l)
+			if done {
+				break
+			}
 			continue
 		}
 		if ev.settledLocked(since, until, nil) {
@@ -289,6 +310,7 @@ func (b *Broker) handOutEvents() {
 		}
 		b.handOver(l)
 		ev.mu.Lock()
+		ev.endLocked(l)
 	}
 	ev.mu.Unlock()
 }
@@ -297,18 +319,26 @@ func (b *Broker) handOutEvents() {
 // its waiting events before the first of the next ready lane. It returns
 // the lane, now busy, or nil when no ready lane has an event up to until.
 func (ev *events) takeLocked(until uint64) *lane {
-	if len(ev.ready) == 0 || ev.firstLocked(ev.ready[0]) > until {
+	if len(ev.ready) == 0 || ev.ready[0].first > until {
 		return nil
 	}
 	l := ev.popReadyLocked()
 	limit := until
 	if len(ev.ready) > 0 {
-		limit = min(limit, ev.firstLocked(ev.ready[0]))
+		limit = min(limit, ev.ready[0].first)
 	}
 	mask := uint64(len(l.q) - 1)
+	l.first, l.second = l.next, 0
 	end := l.mid + 1
-	for end < l.tail && l.q[end&mask].ticket <= limit {
-		end++
+	for ; end < l.tail; end++ {
+		t := l.q[end&mask].ticket
+		if t > limit {
+			l.next = t
+			break
+		}
+		if l.second == 0 {
+			l.second = t
+		}
 	}
 	l.mid = end
 	l.busy = true
@@ -317,16 +347,9 @@ func (ev *events) takeLocked(until uint64) *lane {
 	return l
 }
 
-// firstLocked returns the ticket of the first waiting event of the lane
-// numbered id, which has one.
-func (ev *events) firstLocked(id int32) uint64 {
-	l := ev.all[id]
-	return l.q[l.mid&uint64(len(l.q)-1)].ticket
-}
-
 // handOver gives the batch of l, just taken, to the logger and the observer
-// with ev.mu unlocked, and ends it. When the observer panics, the events
-// after the one it panicked on wait again.
+// with ev.mu unlocked, and marks its end. When the observer panics, the
+// events after the one it panicked on wait again.
 func (b *Broker) handOver(l *lane) {
 	ev := &b.events
 	q, first, end := l.q, l.head, l.mid
@@ -354,13 +377,16 @@ func (b *Broker) handOver(l *lane) {
 		}
 	}
 	l.at.Store(end)
+}
+
+// endLocked ends the batch of l that this goroutine observed, if no other
+// has ended it yet, and wakes the calls that wait.
+func (ev *events) endLocked(l *lane) {
+	if l.busy && l.at.Load() == l.mid {
+		ev.finishLocked(l)
+	}
 	if ev.waiters.Load() > 0 {
-		ev.mu.Lock()
-		if l.busy && l.at.Load() == l.mid {
-			ev.finishLocked(l)
-		}
 		ev.ended.Broadcast()
-		ev.mu.Unlock()
 	}
 }
 
@@ -385,6 +411,9 @@ func (ev *events) finishLocked(l *lane) {
 func (ev *events) abortLocked(l *lane, p uint64) {
 	ev.open -= int(p - l.head)
 	l.head, l.mid = p, p
+	if p < l.tail {
+		l.next = l.q[p&uint64(len(l.q)-1)].ticket
+	}
 	l.at.Store(p)
 	ev.freeLocked(l)
 	if ev.waiters.Load() > 0 {
@@ -417,7 +446,7 @@ func (ev *events) settledLocked(since, until uint64, mine *lane) bool {
 		if ev.open == int(mine.mid-mine.head) {
 			return true
 		}
-		if len(ev.ready) > 0 && ev.firstLocked(ev.ready[0]) <= until {
+		if len(ev.ready) > 0 && ev.ready[0].first <= until {
 			return false
 		}
 	} else if ev.open == 0 {
@@ -425,21 +454,27 @@ func (ev *events) settledLocked(since, until uint64, mine *lane) bool {
 	}
 	for _, id := range ev.busy {
 		l := ev.all[id]
-		mask := uint64(len(l.q) - 1)
-		if l.tail > l.mid && l.q[l.mid&mask].ticket <= until {
+		if l.tail > l.mid && l.next <= until {
 			return false // after the batch
 		}
 		if l == mine {
 			continue
 		}
-		p := max(l.at.Load(), l.head)
-		if p >= l.mid {
+		// The ticket of the event being observed, and of the next one.
+		t, u := l.first, l.second
+		if p := l.at.Load(); p >= l.mid {
 			continue // over
+		} else if p > l.head {
+			mask := uint64(len(l.q) - 1)
+			t, u = l.q[p&mask].ticket, 0
+			if p+1 < l.mid {
+				u = l.q[(p+1)&mask].ticket
+			}
 		}
-		if t := l.q[p&mask].ticket; t > since && t <= until {
+		if t > since && t <= until {
 			return false // being observed
 		}
-		if p+1 < l.mid && l.q[(p+1)&mask].ticket <= until {
+		if u != 0 && u <= until {
 			return false // later in the batch
 		}
 	}
@@ -448,60 +483,41 @@ func (ev *events) settledLocked(since, until uint64, mine *lane) bool {
 
 // readyLocked adds l, free with waiting events, to the ready heap.
 func (ev *events) readyLocked(l *lane) {
-	l.heap = int32(len(ev.ready))
-	ev.ready = append(ev.ready, l.id)
-	ev.upLocked(int(l.heap))
+	h := append(ev.ready, readyLane{first: l.next, id: l.id})
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].first <= h[i].first {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	ev.ready = h
 }
 
 // popReadyLocked removes the first ready lane.
 func (ev *events) popReadyLocked() *lane {
 	h := ev.ready
-	l := ev.all[h[0]]
+	l := ev.all[h[0].id]
 	last := len(h) - 1
 	h[0] = h[last]
-	ev.all[h[0]].heap = 0
-	ev.ready = h[:last]
-	if last > 0 {
-		ev.downLocked(0)
-	}
-	l.heap = -1
-	return l
-}
-
-func (ev *events) upLocked(i int) {
-	h := ev.ready
-	for i > 0 {
-		p := (i - 1) / 2
-		if ev.firstLocked(h[p]) <= ev.firstLocked(h[i]) {
-			break
-		}
-		ev.swapLocked(p, i)
-		i = p
-	}
-}
-
-func (ev *events) downLocked(i int) {
-	h := ev.ready
-	for {
+	h = h[:last]
+	for i := 0; ; {
 		c := 2*i + 1
 		if c >= len(h) {
-			return
+			break
 		}
-		if c+1 < len(h) && ev.firstLocked(h[c+1]) < ev.firstLocked(h[c]) {
+		if c+1 < len(h) && h[c+1].first < h[c].first {
 			c++
 		}
-		if ev.firstLocked(h[i]) <= ev.firstLocked(h[c]) {
-			return
+		if h[i].first <= h[c].first {
+			break
 		}
-		ev.swapLocked(i, c)
+		h[i], h[c] = h[c], h[i]
 		i = c
 	}
-}
-
-func (ev *events) swapLocked(i, j int) {
-	h := ev.ready
-	h[i], h[j] = h[j], h[i]
-	ev.all[h[i]].heap, ev.all[h[j]].heap = int32(i), int32(j)
+	ev.ready = h
+	return l
 }
 
 // logEvent writes x's debug line; the caller checked that the logger is
