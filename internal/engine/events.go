@@ -76,34 +76,46 @@ type Event struct {
 // then delivers them, takes mu twice: once to push, once to take the batch;
 // knowing then that nothing else is left to wait for, the call returns
 // after its batch without taking mu again. The end of a batch is a store to
-// its lane's at, which the next holder of mu that meets the lane finishes
-// (reapLocked), unless a call waits: then the goroutine that observed it
-// takes mu to finish it and wake the waiters (endLocked), as it does when it
-// has more to do. The lanes' events are in rings, and the ready and busy
-// lanes in lists of numbers, so that a delivery writes few pointers: the
-// write barrier of a collection that runs meanwhile would cost more than the
-// writes. What one goroutine reads of another's busy lane, under mu, is in
-// the lane itself, not in its ring: the fewer lines that go from core to
-// core while mu is held, the shorter the other goroutines wait for it.
+// its lane's at, which the next push to the lane finishes, or, when events
+// wait after the batch, the next call that looks (reapLocked), unless a call
+// waits: then the goroutine that observed it takes mu to finish it and wake
+// the waiters (endLocked), as it does when it has more to do.
+//
+// The lanes' events are in rings, and the ready and busy lanes in lists of
+// numbers, so that a delivery writes few pointers: the write barrier of a
+// collection that runs meanwhile would cost more than the writes. With
+// several goroutines, mu is what they queue for, and each cache line that
+// goes from core to core while it is held lengthens the queue: what one
+// goroutine reads of another's busy lane is in the lane's first line, not
+// in its ring; lanes do not share lines; a call reads no lane whose batch
+// it need not finish.
 type events struct {
+	// Read by every call without mu, and seldom written: apart from mu's
+	// cache line, which every call writes.
 	on      bool // an observer or a debug logger wants events
 	observe func(*Event)
-	// last is the ticket of the last event pushed, written under mu;
-	// tickets count from 1.
-	last atomic.Uint64
 	// waiters counts the calls that wait, in deliverEvents, for a batch to
 	// end.
 	waiters atomic.Int32
+	_       [64]byte
 
 	mu sync.Mutex
+	// last is the ticket of the last event pushed, written under mu;
+	// tickets count from 1.
+	last atomic.Uint64
 	// open counts the events pushed whose batch has not been finished.
 	open int
 	// all holds every lane, by its number; ready the free lanes with
 	// waiting events, a heap by the ticket of the first; busy the numbers of
-	// the lanes whose batch is being observed or has not been finished.
-	all   []*lane
-	ready []readyLane
-	busy  []int32
+	// the lanes whose batch is being observed or has not been finished, and
+	// slots the index in busy of each busy lane, by number; stalled those
+	// of the busy lanes that have events waiting after their batch, which
+	// become ready when it is finished.
+	all     []*lane
+	ready   []readyLane
+	busy    []int32
+	slots   []int32
+	stalled []int32
 	// ended is broadcast, on mu, when a batch ends while a call waits.
 	ended sync.Cond
 	// lanes are the entities' lanes by lower-case path; nil when events are
@@ -119,7 +131,8 @@ type events struct {
 // its strings until it is written again; a ring longer than 64, once empty,
 // goes. Guarded by events.mu, except at.
 type lane struct {
-	q               []queued
+	// The first cache line holds all that another goroutine's settledLocked
+	// reads of the lane.
 	head, mid, tail uint64
 	// next is the ticket of the first waiting event, at mid, when there is
 	// one; first and second those of the batch's first two events (second
@@ -129,10 +142,15 @@ type lane struct {
 	// at is the position of the event being observed while busy (at or
 	// after head), and mid once the batch is over: written by the goroutine
 	// that observes the batch.
-	at   atomic.Uint64
-	busy bool
-	id   int32
-	slot int32 // index in events.busy while busy
+	at atomic.Uint64
+
+	q       []queued
+	busy    bool
+	stalled bool // in events.stalled
+	id      int32
+	// Lanes are made one after the other: 128 bytes, a lane shares no
+	// cache line with another, which another goroutine may be writing.
+	_ [32]byte
 }
 
 // readyLane is a ready lane in the heap: its number, and the ticket of its
@@ -177,6 +195,7 @@ func (ev *events) laneOf(path string) *lane {
 func (ev *events) newLaneLocked() *lane {
 	l := &lane{id: int32(len(ev.all))}
 	ev.all = append(ev.all, l)
+	ev.slots = append(ev.slots, -1)
 	return l
 }
 
@@ -205,7 +224,9 @@ func (ev *events) push(l *lane, kind EventKind, at int64, path string, q store.Q
 	ev.open++
 	if l.tail-l.mid == 1 {
 		l.next = x.ticket
-		if !l.busy {
+		if l.busy {
+			ev.stallLocked(l)
+		} else {
 			ev.readyLocked(l)
 		}
 	}
@@ -342,8 +363,11 @@ func (ev *events) takeLocked(until uint64) *lane {
 	}
 	l.mid = end
 	l.busy = true
-	l.slot = int32(len(ev.busy))
+	ev.slots[l.id] = int32(len(ev.busy))
 	ev.busy = append(ev.busy, l.id)
+	if end < l.tail {
+		ev.stallLocked(l) // its next event comes after another lane's
+	}
 	return l
 }
 
@@ -390,12 +414,31 @@ func (ev *events) endLocked(l *lane) {
 	}
 }
 
-// reapLocked finishes the batches that are over.
+// reapLocked finishes the stalled batches that are over: their waiting
+// events become ready. Another over batch waits for the next push to its
+// lane to finish it: reading the lane, which another core wrote last, would
+// lengthen the hold of mu for nothing.
 func (ev *events) reapLocked() {
-	for i := len(ev.busy) - 1; i >= 0; i-- {
-		if l := ev.all[ev.busy[i]]; l.at.Load() == l.mid {
+	kept := ev.stalled[:0]
+	for _, id := range ev.stalled {
+		switch l := ev.all[id]; {
+		case !l.busy || l.tail == l.mid:
+			l.stalled = false // finished, or taken again whole
+		case l.at.Load() == l.mid:
+			l.stalled = false
 			ev.finishLocked(l)
+		default:
+			kept = append(kept, id)
 		}
+	}
+	ev.stalled = kept
+}
+
+// stallLocked notes that busy l has events waiting after its batch.
+func (ev *events) stallLocked(l *lane) {
+	if !l.stalled {
+		l.stalled = true
+		ev.stalled = append(ev.stalled, l.id)
 	}
 }
 
@@ -424,10 +467,9 @@ func (ev *events) abortLocked(l *lane, p uint64) {
 // freeLocked makes l, whose batch is over, free again.
 func (ev *events) freeLocked(l *lane) {
 	l.busy = false
-	last := len(ev.busy) - 1
+	i, last := ev.slots[l.id], len(ev.busy)-1
 	moved := ev.busy[last]
-	ev.busy[l.slot] = moved
-	ev.all[moved].slot = l.slot
+	ev.busy[i], ev.slots[moved], ev.slots[l.id] = moved, i, -1
 	ev.busy = ev.busy[:last]
 	switch {
 	case l.tail > l.mid:
