@@ -77,9 +77,10 @@ type Event struct {
 // knowing then that nothing else is left to wait for, the call returns
 // after its batch without taking mu again. The end of a batch is a store to
 // its lane's at, which the next push to the lane finishes, or, when events
-// wait after the batch, the next call that looks (reapLocked), unless a call
-// waits: then the goroutine that observed it takes mu to finish it and wake
-// the waiters (endLocked), as it does when it has more to do.
+// wait after the batch or too many batches are busy, the next call that
+// looks (reapLocked), unless a call waits: then the goroutine that observed
+// it takes mu to finish it and wake the waiters (endLocked), as it does when
+// it has more to do.
 //
 // The lanes' events are in rings, and the ready and busy lanes in lists of
 // numbers, so that a delivery writes few pointers: the write barrier of a
@@ -128,8 +129,9 @@ type events struct {
 // at a time, in order. Its events are in the ring q, at positions that
 // count up without end (a position's slot is q[pos&(len(q)-1)]): the batch
 // at [head, mid), the events waiting after it at [mid, tail). A slot keeps
-// its strings until it is written again; a ring longer than 64, once empty,
-// goes. Guarded by events.mu, except at.
+// its strings until it is written again; a ring longer than 64, or one whose
+// last event is EventEntityDeleted, goes once empty. Guarded by events.mu,
+// except at.
 type lane struct {
 	// The first cache line holds all that another goroutine's settledLocked
 	// reads of the lane.
@@ -414,11 +416,24 @@ func (ev *events) endLocked(l *lane) {
 	}
 }
 
+// maxLingering is how many batches may be busy before a call finishes every
+// one that is over (reapLocked): more than that, and the quiet lanes' over
+// batches would pile up, for every check to read.
+const maxLingering = 8
+
 // reapLocked finishes the stalled batches that are over: their waiting
 // events become ready. Another over batch waits for the next push to its
-// lane to finish it: reading the lane, which another core wrote last, would
-// lengthen the hold of mu for nothing.
+// lane to finish it (reading the lane, which another core wrote last, would
+// lengthen the hold of mu for nothing), unless more than maxLingering
+// batches are busy.
 func (ev *events) reapLocked() {
+	if len(ev.busy) > maxLingering {
+		for i := len(ev.busy) - 1; i >= 0; i-- {
+			if l := ev.all[ev.busy[i]]; l.at.Load() == l.mid {
+				ev.finishLocked(l)
+			}
+		}
+	}
 	kept := ev.stalled[:0]
 	for _, id := range ev.stalled {
 		switch l := ev.all[id]; {
@@ -474,8 +489,8 @@ func (ev *events) freeLocked(l *lane) {
 	switch {
 	case l.tail > l.mid:
 		ev.readyLocked(l)
-	case len(l.q) > 64:
-		l.q = nil // a long ring, now empty, holds no strings
+	case len(l.q) > 64 || l.q[(l.mid-1)&uint64(len(l.q)-1)].Kind == EventEntityDeleted:
+		l.q = nil // a long ring, or a deleted entity's, now empty, holds no strings
 	}
 }
 

@@ -262,3 +262,35 @@ func TestEventsConcurrentLanes(t *testing.T) {
 	b.deliverEvents(0)
 	requireQuiet(t, b)
 }
+
+// Lanes whose last batch is over do not pile up as busy, however many
+// entities had one event and fell quiet, and the ring of a deleted entity's
+// lane goes once its events have been observed.
+func TestEventsQuietLanesDoNotPileUp(t *testing.T) {
+	o := &eventLog{}
+	b := eventBroker(t, o)
+	for i := range 1000 {
+		since := b.events.mark()
+		pushTo(b, "q"+strconv.Itoa(i), 1)
+		b.deliverEvents(since)
+	}
+	require.Len(t, o.take(), 1000)
+	ev := &b.events
+	ev.mu.Lock()
+	busy := len(ev.busy)
+	ev.mu.Unlock()
+	require.LessOrEqual(t, busy, maxLingering+1)
+
+	q, err := b.Create(KindQueue, "gone", Config{MaxSizeMB: 1, MaxMessageKB: 64})
+	require.NoError(t, err)
+	require.NoError(t, b.Delete(KindQueue, "gone"))
+	for i := range maxLingering + 1 { // other lanes' batches end meanwhile
+		since := b.events.mark()
+		pushTo(b, "other"+strconv.Itoa(i), 1)
+		b.deliverEvents(since)
+	}
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	require.False(t, q.lane.busy)
+	require.Nil(t, q.lane.q, "the deleted entity's ring")
+}
