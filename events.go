@@ -144,20 +144,29 @@ func WithFaultInjector(f func(op Operation, entity string) error) Option {
 }
 
 // observer fans engine events out to the options' observers.
-func (o *options) observer() func(engine.Event) {
-	if len(o.observers) == 0 {
-		return nil
-	}
+func (o *options) observer() func(*engine.Event) {
 	obs, loc := o.observers, o.clock.Now().Location()
-	return func(x engine.Event) {
-		ev := Event{
-			Kind: EventKind(x.Kind), Entity: x.Entity, SubQueue: subQueueOf(x.Queue),
-			SequenceNumber: x.Seq, MessageID: x.MessageID, DeliveryCount: x.Deliveries, Reason: x.Reason,
-			At: time.Unix(0, x.At).In(loc),
-		}
+	switch len(obs) {
+	case 0:
+		return nil
+	case 1:
+		f := obs[0]
+		return func(x *engine.Event) { f(publicEvent(x, loc)) }
+	}
+	return func(x *engine.Event) {
+		ev := publicEvent(x, loc)
 		for _, f := range obs {
 			f(ev)
 		}
+	}
+}
+
+// publicEvent converts x, its instant in loc.
+func publicEvent(x *engine.Event, loc *time.Location) Event {
+	return Event{
+		Kind: EventKind(x.Kind), Entity: x.Entity, SubQueue: subQueueOf(x.Queue),
+		SequenceNumber: x.Seq, MessageID: x.MessageID, DeliveryCount: x.Deliveries, Reason: x.Reason,
+		At: time.Unix(0, x.At).In(loc),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -539,6 +540,147 @@ func TestEvents_ObservedBeforeConcurrentCallsReturn(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// Two goroutines send, receive and complete on one queue at once: each
+// call returns only once the observer has seen its own event (which the
+// other goroutine's delivery may have taken), and each message's events
+// come in the order of its life.
+func TestEvents_OneEntityConcurrentCalls(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	seen := map[string][]minibus.EventKind{} // MessageID: its events' kinds
+	ns := minibus.NewNamespace(minibus.WithObserver(func(ev minibus.Event) {
+		mu.Lock()
+		seen[ev.MessageID] = append(seen[ev.MessageID], ev.Kind)
+		mu.Unlock()
+	}))
+	defer ns.Close()
+	q, err := ns.CreateQueue("q", nil)
+	require.NoError(t, err)
+	// observed reports whether the observer has seen kind for id.
+	observed := func(id string, kind minibus.EventKind) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(seen[id], kind)
+	}
+	var wg sync.WaitGroup
+	for g := range 2 {
+		r, err := q.NewReceiver(nil)
+		require.NoError(t, err)
+		defer r.Close(ctx)
+		wg.Go(func() {
+			for i := range 500 {
+				id := fmt.Sprintf("g%d-%d", g, i)
+				if err := q.SendMessage(ctx, &minibus.Message{MessageID: id}, nil); err != nil {
+					t.Error(err)
+					return
+				}
+				if !observed(id, minibus.EventSent) {
+					t.Errorf("SendMessage of %s returned before its EventSent was observed", id)
+					return
+				}
+				msgs, err := r.ReceiveMessages(ctx, 1, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				m := msgs[0] // this goroutine's or the other's
+				if !observed(m.MessageID, minibus.EventDelivered) {
+					t.Errorf("ReceiveMessages of %s returned before its EventDelivered was observed", m.MessageID)
+					return
+				}
+				if err := r.CompleteMessage(ctx, m, nil); err != nil {
+					t.Error(err)
+					return
+				}
+				if !observed(m.MessageID, minibus.EventCompleted) {
+					t.Errorf("CompleteMessage of %s returned before its EventCompleted was observed", m.MessageID)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Len(t, seen, 1000+1) // and the queue's creation, without a message
+	for id, kinds := range seen {
+		if id != "" {
+			require.Equal(t, []minibus.EventKind{minibus.EventSent, minibus.EventDelivered, minibus.EventCompleted}, kinds, id)
+		}
+	}
+}
+
+// One goroutine's events of many entities come in the order they happened:
+// a topic's EventSent, then each subscription's, in their order.
+func TestEvents_ManyEntitiesInOrder(t *testing.T) {
+	ctx := context.Background()
+	ns, _, j := observed(t)
+	topic, err := ns.CreateTopic("t", nil)
+	require.NoError(t, err)
+	var want []string
+	for i := range 40 {
+		name := fmt.Sprintf("s%02d", i)
+		_, err := topic.CreateSubscription(name, nil)
+		require.NoError(t, err)
+		want = append(want, "Sent t/Subscriptions/"+name+" seq=1 id=m dc=0 at=+0s")
+	}
+	j.take()
+	require.NoError(t, topic.SendMessage(ctx, &minibus.Message{MessageID: "m"}, nil))
+	require.Equal(t, append([]string{"Sent t seq=1 id=m dc=0 at=+0s"}, want...), j.take())
+}
+
+// An entity deleted and created again, under another case, keeps its
+// events' order, each event with the path of its own entity.
+func TestEvents_EntityCreatedAgain(t *testing.T) {
+	ctx := context.Background()
+	ns, _, j := observed(t)
+	q, err := ns.CreateQueue("Orders", nil)
+	require.NoError(t, err)
+	require.NoError(t, q.SendMessage(ctx, &minibus.Message{MessageID: "a"}, nil))
+	require.NoError(t, ns.DeleteQueue("Orders"))
+	q, err = ns.CreateQueue("orders", nil)
+	require.NoError(t, err)
+	require.NoError(t, q.SendMessage(ctx, &minibus.Message{MessageID: "b"}, nil))
+	require.Equal(t, []string{
+		"EntityCreated Orders at=+0s",
+		"Sent Orders seq=1 id=a dc=0 at=+0s",
+		"EntityDeleted Orders at=+0s",
+		"EntityCreated orders at=+0s",
+		"Sent orders seq=1 id=b dc=0 at=+0s",
+	}, j.take())
+}
+
+// An observer that panics fails the call that delivers the event with its
+// panic; the namespace works on, and the events after it are observed, in
+// order, by the next call.
+func TestEvents_ObserverPanics(t *testing.T) {
+	ctx := context.Background()
+	j := &journal{}
+	ns := minibus.NewNamespace(minibus.WithObserver(func(ev minibus.Event) {
+		if ev.MessageID == "boom" && ev.Kind == minibus.EventSent {
+			panic("observer failed")
+		}
+		j.record(ev)
+	}))
+	defer ns.Close()
+	q, err := ns.CreateQueue("q", nil)
+	require.NoError(t, err)
+	require.PanicsWithValue(t, "observer failed", func() {
+		_ = q.SendMessages(ctx, []*minibus.Message{{MessageID: "boom"}, {MessageID: "next"}}, nil)
+	})
+	require.NoError(t, q.SendMessage(ctx, &minibus.Message{MessageID: "after"}, nil))
+	require.Equal(t, []string{"next", "after"}, eventIDs(j.all(), minibus.EventSent))
+	require.Equal(t, int64(3), q.RuntimeProperties().ActiveMessageCount, "the messages were sent")
+}
+
+func eventIDs(evs []minibus.Event, kind minibus.EventKind) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Kind == kind {
+			out = append(out, ev.MessageID)
+		}
+	}
+	return out
 }
 
 // Each WithObserver adds one; all are called with the same events; a nil

@@ -203,8 +203,9 @@ func checkMessage(msg *Message, i int) error {
 // lock (SEMANTICS V4), and releases the snapshots: each message gets its own
 // body and properties (the bodies of one call share one allocation, each
 // capped at its own length, so that no body can grow into another), and the
-// broker-made message ids are written. r is the receiver of peek-lock
-// deliveries, nil otherwise.
+// broker-made message ids are written (those the engine made already, for
+// an event, are shared; the others share one allocation). r is the receiver
+// of peek-lock deliveries, nil otherwise.
 func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Receiver) []*ReceivedMessage {
 	backing := make([]ReceivedMessage, len(snaps))
 	out := make([]*ReceivedMessage, len(snaps))
@@ -215,7 +216,7 @@ func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Rec
 		fill(b, &backing[i], s, how, r)
 		out[i] = &backing[i]
 		parts[i] = s.M.Body
-		if madeID(s.M) {
+		if madeID(s.M) && s.MadeID == "" {
 			ids++
 		}
 	}
@@ -231,17 +232,22 @@ func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Rec
 		default:
 			rm.Body, buf = buf[:n:n], buf[n:]
 		}
-		if madeID(m) {
+		if madeID(m) && snaps[i].MadeID == "" {
 			idBuf = store.AppendID(idBuf, m.IDSeed)
 		}
 		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
 	}
 	all := string(idBuf)
 	for i, rm := range out {
-		if madeID(snaps[i].M) {
+		s := &snaps[i]
+		switch {
+		case !madeID(s.M):
+		case s.MadeID != "":
+			rm.MessageID = s.MadeID
+		default:
 			rm.MessageID, all = all[:store.IDLength], all[store.IDLength:]
 		}
-		snaps[i].Release()
+		s.Release()
 	}
 	return out
 }

@@ -211,3 +211,46 @@ func TestDD2_BrokerMadeIDsWithoutDetection(t *testing.T) {
 	require.NotEqual(t, ms[0].MessageID, ms[1].MessageID)
 	require.Equal(t, "mine", ms[2].MessageID)
 }
+
+// DD2: a broker-made id is the same wherever it shows: in the events, in a
+// peek and in a receive, also when one call receives messages whose id an
+// event or duplicate detection made already with others whose id it makes
+// now.
+func TestDD2_BrokerMadeIDsAgree(t *testing.T) {
+	e := newEnv(t)
+	ctx := e.ctx
+	j := &journal{}
+	ns := minibus.NewNamespace(minibus.WithObserver(j.record))
+	defer ns.Close()
+	q, err := ns.CreateQueue("q", nil)
+	require.NoError(t, err)
+	require.NoError(t, q.SendMessages(ctx, []*minibus.Message{{}, {}, {MessageID: "mine"}}, nil))
+	sent := eventIDs(j.all(), minibus.EventSent)
+	require.Len(t, sent, 3)
+	r, err := q.NewReceiver(nil)
+	require.NoError(t, err)
+	defer r.Close(ctx)
+	peeked, err := r.PeekMessages(ctx, 3, nil)
+	require.NoError(t, err)
+	received, err := r.ReceiveMessages(ctx, 3, nil)
+	require.NoError(t, err)
+	for i, id := range sent {
+		require.Equal(t, id, peeked[i].MessageID)
+		require.Equal(t, id, received[i].MessageID)
+	}
+
+	// Without events: duplicate detection at src makes the id of what it
+	// forwards; dst makes the other's when it is received.
+	dst := e.queue("dst", nil)
+	src := e.queue("src", &minibus.QueueProperties{RequiresDuplicateDetection: true, ForwardTo: "dst"})
+	require.NoError(t, src.SendMessage(e.ctx, &minibus.Message{}, nil))
+	require.NoError(t, dst.SendMessage(e.ctx, &minibus.Message{}, nil))
+	rd := e.receiver(dst, nil)
+	peeked, err = rd.PeekMessages(e.ctx, 2, nil)
+	require.NoError(t, err)
+	ms := e.receive(rd, 2)
+	require.Len(t, ms[0].MessageID, 32)
+	require.Len(t, ms[1].MessageID, 32)
+	require.NotEqual(t, ms[0].MessageID, ms[1].MessageID)
+	require.Equal(t, []string{peeked[0].MessageID, peeked[1].MessageID}, []string{ms[0].MessageID, ms[1].MessageID})
+}

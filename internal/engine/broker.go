@@ -49,8 +49,9 @@ type Options struct {
 	Logger *slog.Logger // required
 	// Observer, when set, is given every event, in order per entity,
 	// outside every lock; events of different entities may be given at once
-	// from different goroutines.
-	Observer func(Event)
+	// from different goroutines. The event is the broker's: the observer
+	// reads it during the call and keeps no pointer to it.
+	Observer func(*Event)
 	// Faults are asked, in order, before each operation whether it fails
 	// (inject): all of them, the first error winning.
 	Faults []func(op Operation, entity string) error

@@ -48,63 +48,132 @@ type Event struct {
 // events is the broker's queue of events on their way to the observer.
 //
 // Transitions push events under their entity's lock, so each entity's events
-// are in the order of its state; each event gets the next ticket. A call
-// hands the waiting events to the observer itself once it holds no entity
-// lock (deliverEvents), with no broker lock held while the observer runs:
-// events of one entity go out one at a time, in order (the entity's lane is
-// busy meanwhile), and events of different entities may go out at once from
-// different goroutines. So an observer that waits for another goroutine's
-// call does not hold up that call's events, unless they are of the entity
-// whose event the observer is handling.
+// are in the order of its state; each event gets the next ticket. They wait
+// in their entity's lane, by lower-case path, so that an entity deleted and
+// created again keeps its order. A call hands the waiting events to the
+// observer itself once it holds no entity lock (deliverEvents), with no
+// broker lock held while the observer runs: it takes a batch, the waiting
+// events of one free lane, and observes them in order while the lane is
+// busy; batches of different lanes may go out at once from different
+// goroutines. So an observer that waits for another goroutine's call does
+// not hold up that call's events, unless they are of the entity whose event
+// the observer is handling.
+//
+// Free lanes with waiting events are ready, by the ticket of their first
+// one; a call takes the first ready lane, and of it only the events before
+// the next ready lane's first, so that the events that one goroutine pushed
+// reach the observer in ticket order when no other delivery runs. An event
+// counts as handed over when its observer call begins, not when its batch is
+// taken: an observer blocked on one event of a batch holds up the rest of
+// the batch as it would hold up the rest of the lane.
 //
 // A call returns once every event pushed before it ends has been handed
 // over, and every event pushed since it began (its own among them) has been
 // observed: another goroutine may have taken them, and the call waits until
 // that delivery is over. mu is a leaf lock.
+//
+// The common case, one goroutine that pushes the events of one call and
+// then delivers them, takes mu twice: once to push, once to take the batch;
+// knowing then that nothing else is left to wait for, the call returns
+// after its batch without taking mu again. The end of a batch is a store to
+// its lane's at, which the next push to the lane finishes, or, when events
+// wait after the batch or too many batches are busy, the next call that
+// looks (reapLocked), unless a call waits: then the goroutine that observed
+// it takes mu to finish it and wake the waiters (endLocked), as it does when
+// it has more to do.
+//
+// The lanes' events are in rings, and the ready and busy lanes in lists of
+// numbers, so that a delivery writes few pointers: the write barrier of a
+// collection that runs meanwhile would cost more than the writes. With
+// several goroutines, mu is what they queue for, and each cache line that
+// goes from core to core while it is held lengthens the queue: what one
+// goroutine reads of another's busy lane is in the lane's first line, not
+// in its ring; lanes do not share lines; a call reads no lane whose batch
+// it need not finish.
 type events struct {
+	// Read by every call without mu, and seldom written: apart from mu's
+	// cache line, which every call writes.
 	on      bool // an observer or a debug logger wants events
-	observe func(Event)
-	// open counts the events pushed and not yet observed: 0 is the fast
-	// path of deliverEvents. last is the ticket of the last event pushed;
-	// tickets count from 1.
-	open atomic.Int64
-	last atomic.Uint64
+	observe func(*Event)
+	// waiters counts the calls that wait, in deliverEvents, for a batch to
+	// end.
+	waiters atomic.Int32
+	_       [64]byte
 
 	mu sync.Mutex
-	// ended is signalled, on mu, when an observer call ends.
+	// last is the ticket of the last event pushed, written under mu;
+	// tickets count from 1.
+	last atomic.Uint64
+	// open counts the events pushed whose batch has not been finished.
+	open int
+	// all holds every lane, by its number; ready the free lanes with
+	// waiting events, a heap by the ticket of the first; busy the numbers of
+	// the lanes whose batch is being observed or has not been finished, and
+	// slots the index in busy of each busy lane, by number; stalled those
+	// of the busy lanes that have events waiting after their batch, which
+	// become ready when it is finished.
+	all     []*lane
+	ready   []readyLane
+	busy    []int32
+	slots   []int32
+	stalled []int32
+	// ended is broadcast, on mu, when a batch ends while a call waits.
 	ended sync.Cond
-	// queue holds the events not yet handed over, from head, in ticket
-	// order; an event handed over out of order (its lane was free, an
-	// earlier one's was busy) leaves a hole. waiting counts the others.
-	queue   []queued
-	head    int
-	waiting int
-	// running are the tickets of the events being observed now.
-	running []uint64
-	// lanes are the entities' lanes by lower-case path, so that an entity
-	// deleted and created again keeps its order; nil when events are not
-	// wanted.
+	// lanes are the entities' lanes by lower-case path; nil when events are
+	// not wanted.
 	lanes  map[string]*lane
-	shared lane
+	shared *lane
 }
 
-// lane orders the events of one entity path: one at a time, in order.
+// lane orders the events of one entity path: its batches are observed one
+// at a time, in order. Its events are in the ring q, at positions that
+// count up without end (a position's slot is q[pos&(len(q)-1)]): the batch
+// at [head, mid), the events waiting after it at [mid, tail). A slot keeps
+// its strings until it is written again; a ring longer than 64, or one whose
+// last event is EventEntityDeleted, goes once empty. Guarded by events.mu,
+// except at.
 type lane struct {
-	busy bool // one of its events is being observed; guarded by events.mu
+	// The first cache line holds all that another goroutine's settledLocked
+	// reads of the lane.
+	head, mid, tail uint64
+	// next is the ticket of the first waiting event, at mid, when there is
+	// one; first and second those of the batch's first two events (second
+	// is 0 for a batch of one): what settledLocked reads of another
+	// goroutine's lane, without its ring.
+	next, first, second uint64
+	// at is the position of the event being observed while busy (at or
+	// after head), and mid once the batch is over: written by the goroutine
+	// that observes the batch.
+	at atomic.Uint64
+
+	q       []queued
+	busy    bool
+	stalled bool // in events.stalled
+	id      int32
+	// Lanes are made one after the other: 128 bytes, a lane shares no
+	// cache line with another, which another goroutine may be writing.
+	_ [32]byte
 }
 
-// queued is an event waiting to be handed over.
+// readyLane is a ready lane in the heap: its number, and the ticket of its
+// first waiting event.
+type readyLane struct {
+	first uint64
+	id    int32
+}
+
+// queued is an event with its ticket.
 type queued struct {
 	Event
 	ticket uint64
-	lane   *lane // nil: a hole, handed over already
 }
 
-func (ev *events) init(on bool, observe func(Event)) {
+func (ev *events) init(on bool, observe func(*Event)) {
 	ev.on, ev.observe = on, observe
 	ev.ended.L = &ev.mu
 	if on {
 		ev.lanes = make(map[string]*lane)
+		ev.shared = ev.newLaneLocked()
 	}
 }
 
@@ -119,9 +188,16 @@ func (ev *events) laneOf(path string) *lane {
 	key := nameKey(path)
 	l := ev.lanes[key]
 	if l == nil {
-		l = &lane{}
+		l = ev.newLaneLocked()
 		ev.lanes[key] = l
 	}
+	return l
+}
+
+func (ev *events) newLaneLocked() *lane {
+	l := &lane{id: int32(len(ev.all))}
+	ev.all = append(ev.all, l)
+	ev.slots = append(ev.slots, -1)
 	return l
 }
 
@@ -129,41 +205,63 @@ func (ev *events) laneOf(path string) *lane {
 // reads it, and waits at its end for the events after it to be observed.
 func (ev *events) mark() uint64 { return ev.last.Load() }
 
-func (ev *events) push(x Event, l *lane) {
+// push records an event of the entity of lane l, under its lock.
+func (ev *events) push(l *lane, kind EventKind, at int64, path string, q store.Queue, seq int64, id string,
+	deliveries uint32, reason string) {
 	if l == nil {
-		l = &ev.shared // an entity made before events were wanted
+		l = ev.shared // an entity made before events were wanted
 	}
 	ev.mu.Lock()
-	t := ev.last.Load() + 1
-	ev.last.Store(t)
-	ev.queue = append(ev.queue, queued{Event: x, ticket: t, lane: l})
-	ev.waiting++
-	ev.open.Add(1)
+	if l.busy && l.at.Load() == l.mid {
+		ev.finishLocked(l)
+	}
+	if l.tail-l.head == uint64(len(l.q)) {
+		l.grow()
+	}
+	x := &l.q[l.tail&uint64(len(l.q)-1)]
+	x.ticket = ev.last.Add(1)
+	x.Kind, x.At, x.Entity, x.Queue, x.Seq, x.MessageID, x.Deliveries, x.Reason =
+		kind, at, path, q, seq, id, deliveries, reason
+	l.tail++
+	ev.open++
+	if l.tail-l.mid == 1 {
+		l.next = x.ticket
+		if l.busy {
+			ev.stallLocked(l)
+		} else {
+			ev.readyLocked(l)
+		}
+	}
 	ev.mu.Unlock()
+}
+
+// grow doubles l's ring, full.
+func (l *lane) grow() {
+	q := make([]queued, max(4, 2*len(l.q)))
+	for p := l.head; p < l.tail; p++ {
+		q[p&uint64(len(q)-1)] = l.q[p&uint64(len(l.q)-1)]
+	}
+	l.q = q // the old ring stays as it is: a batch may be read from it
 }
 
 // emitLocked records an event of message m at instant at.
 func (e *Entity) emitLocked(kind EventKind, m *store.Message, q store.Queue, at int64, reason string) {
-	if !e.b.events.on {
-		return
+	if e.b.events.on {
+		e.b.events.push(e.lane, kind, at, e.path, q, m.Key().Seq, m.ID(), m.Deliveries, reason)
 	}
-	e.b.events.push(Event{Kind: kind, At: at, Entity: e.path, Queue: q, Seq: m.Key().Seq,
-		MessageID: m.ID(), Deliveries: m.Deliveries, Reason: reason}, e.lane)
 }
 
 // emitKeyed is emitLocked for a message that is in no store: k is its key.
 func (e *Entity) emitKeyed(kind EventKind, m *store.Message, k store.Key, q store.Queue, at int64, reason string) {
-	if !e.b.events.on {
-		return
+	if e.b.events.on {
+		e.b.events.push(e.lane, kind, at, e.path, q, k.Seq, m.ID(), m.Deliveries, reason)
 	}
-	e.b.events.push(Event{Kind: kind, At: at, Entity: e.path, Queue: q, Seq: k.Seq,
-		MessageID: m.ID(), Deliveries: m.Deliveries, Reason: reason}, e.lane)
 }
 
 // emitEntity records the creation or deletion of e at instant at.
 func (e *Entity) emitEntity(kind EventKind, at int64) {
 	if e.b.events.on {
-		e.b.events.push(Event{Kind: kind, At: at, Entity: e.path}, e.lane)
+		e.b.events.push(e.lane, kind, at, e.path, store.Main, 0, "", 0, "")
 	}
 }
 
@@ -174,142 +272,314 @@ func (e *Entity) emitEntity(kind EventKind, at int64) {
 // it needs. With since = 0 it waits for every event so far.
 func (b *Broker) deliverEvents(since uint64) {
 	ev := &b.events
-	if ev.open.Load() == 0 {
+	if !ev.on {
 		return
 	}
+	waiting := false
+	defer func() { // also when the observer panics
+		if waiting {
+			ev.waiters.Add(-1)
+		}
+	}()
 	ev.mu.Lock()
-	defer ev.mu.Unlock()
 	until := ev.last.Load()
 	for {
-		if x, ok := ev.takeLocked(until); ok {
-			b.handOverLocked(&x)
+		ev.reapLocked()
+		if l := ev.takeLocked(until); l != nil {
+			// Once this batch is observed, is there anything left to wait
+			// for? Then this call is done without taking mu again, unless
+			// a call waits for the batch.
+			done := ev.settledLocked(since, until, l)
+			b.handOver(l)
+			if done && ev.waiters.Load() == 0 {
+				return
+			}
+			ev.mu.Lock()
+			ev.endLocked(l)
+			if done {
+				break
+			}
 			continue
 		}
-		if ev.settledLocked(since, until) {
-			return
+		if ev.settledLocked(since, until, nil) {
+			break
+		}
+		if !waiting {
+			// Counted, the goroutines that end a batch wake this one; look
+			// once more, as one may have ended a batch just before.
+			ev.waiters.Add(1)
+			waiting = true
+			continue
 		}
 		ev.ended.Wait()
 	}
+	ev.mu.Unlock()
 }
 
 // handOutEvents hands over the events pushed so far that it can without
 // waiting: those of entities whose lane is free.
 func (b *Broker) handOutEvents() {
 	ev := &b.events
-	if ev.open.Load() == 0 {
+	if !ev.on {
 		return
 	}
 	ev.mu.Lock()
-	defer ev.mu.Unlock()
 	until := ev.last.Load()
 	for {
-		x, ok := ev.takeLocked(until)
-		if !ok {
-			return
-		}
-		b.handOverLocked(&x)
-	}
-}
-
-// handOverLocked gives x, taken, to the logger and the observer with ev.mu
-// unlocked, then ends its delivery with ev.mu locked again, also when the
-// observer panics.
-func (b *Broker) handOverLocked(x *queued) {
-	ev := &b.events
-	ev.mu.Unlock()
-	defer func() {
-		ev.mu.Lock()
-		ev.endLocked(x)
-	}()
-	b.logEvent(x.Event)
-	if ev.observe != nil {
-		ev.observe(x.Event)
-	}
-}
-
-// takeLocked takes the first event up to ticket until whose lane is free:
-// the earliest of its lane, as an earlier one would have been taken first.
-func (ev *events) takeLocked(until uint64) (queued, bool) {
-	for i := ev.head; i < len(ev.queue); i++ {
-		x := &ev.queue[i]
-		switch {
-		case x.lane == nil:
-			continue // a hole
-		case x.ticket > until:
-			return queued{}, false
-		case x.lane.busy:
-			continue
-		}
-		out := *x
-		*x = queued{} // a hole; it holds no strings any more
-		out.lane.busy = true
-		ev.running = append(ev.running, out.ticket)
-		ev.waiting--
-		ev.compactLocked()
-		return out, true
-	}
-	return queued{}, false
-}
-
-// compactLocked drops the holes at the head of the queue, and the others
-// when they are most of it.
-func (ev *events) compactLocked() {
-	for ev.head < len(ev.queue) && ev.queue[ev.head].lane == nil {
-		ev.head++
-	}
-	switch {
-	case ev.head == len(ev.queue):
-		ev.queue, ev.head = ev.queue[:0], 0
-	case len(ev.queue)-ev.head > 2*ev.waiting+64:
-		kept := ev.queue[:0]
-		for _, x := range ev.queue[ev.head:] {
-			if x.lane != nil {
-				kept = append(kept, x)
-			}
-		}
-		clear(ev.queue[len(kept):])
-		ev.queue, ev.head = kept, 0
-	}
-}
-
-// endLocked ends the delivery of x.
-func (ev *events) endLocked(x *queued) {
-	x.lane.busy = false
-	for i, t := range ev.running {
-		if t == x.ticket {
-			last := len(ev.running) - 1
-			ev.running[i] = ev.running[last]
-			ev.running = ev.running[:last]
+		ev.reapLocked()
+		l := ev.takeLocked(until)
+		if l == nil {
 			break
 		}
+		b.handOver(l)
+		ev.mu.Lock()
+		ev.endLocked(l)
 	}
-	ev.open.Add(-1)
-	ev.ended.Broadcast()
+	ev.mu.Unlock()
+}
+
+// takeLocked takes a batch, up to ticket until, from the first ready lane:
+// its waiting events before the first of the next ready lane. It returns
+// the lane, now busy, or nil when no ready lane has an event up to until.
+func (ev *events) takeLocked(until uint64) *lane {
+	if len(ev.ready) == 0 || ev.ready[0].first > until {
+		return nil
+	}
+	l := ev.popReadyLocked()
+	limit := until
+	if len(ev.ready) > 0 {
+		limit = min(limit, ev.ready[0].first)
+	}
+	mask := uint64(len(l.q) - 1)
+	l.first, l.second = l.next, 0
+	end := l.mid + 1
+	for ; end < l.tail; end++ {
+		t := l.q[end&mask].ticket
+		if t > limit {
+			l.next = t
+			break
+		}
+		if l.second == 0 {
+			l.second = t
+		}
+	}
+	l.mid = end
+	l.busy = true
+	ev.slots[l.id] = int32(len(ev.busy))
+	ev.busy = append(ev.busy, l.id)
+	if end < l.tail {
+		ev.stallLocked(l) // its next event comes after another lane's
+	}
+	return l
+}
+
+// handOver gives the batch of l, just taken, to the logger and the observer
+// with ev.mu unlocked, and marks its end. When the observer panics, the
+// events after the one it panicked on wait again.
+func (b *Broker) handOver(l *lane) {
+	ev := &b.events
+	q, first, end := l.q, l.head, l.mid
+	ev.mu.Unlock()
+	p := first
+	defer func() {
+		if p < end { // the observer panicked
+			ev.mu.Lock()
+			ev.abortLocked(l, p+1)
+			ev.mu.Unlock()
+		}
+	}()
+	debug := b.log.Enabled(context.Background(), slog.LevelDebug)
+	mask := uint64(len(q) - 1)
+	for ; p < end; p++ {
+		if p > first {
+			l.at.Store(p)
+		}
+		x := &q[p&mask].Event
+		if debug {
+			b.logEvent(x)
+		}
+		if ev.observe != nil {
+			ev.observe(x)
+		}
+	}
+	l.at.Store(end)
+}
+
+// endLocked ends the batch of l that this goroutine observed, if no other
+// has ended it yet, and wakes the calls that wait.
+func (ev *events) endLocked(l *lane) {
+	if l.busy && l.at.Load() == l.mid {
+		ev.finishLocked(l)
+	}
+	if ev.waiters.Load() > 0 {
+		ev.ended.Broadcast()
+	}
+}
+
+// maxLingering is how many batches may be busy before a call finishes every
+// one that is over (reapLocked): more than that, and the quiet lanes' over
+// batches would pile up, for every check to read.
+const maxLingering = 8
+
+// reapLocked finishes the stalled batches that are over: their waiting
+// events become ready. Another over batch waits for the next push to its
+// lane to finish it (reading the lane, which another core wrote last, would
+// lengthen the hold of mu for nothing), unless more than maxLingering
+// batches are busy.
+func (ev *events) reapLocked() {
+	if len(ev.busy) > maxLingering {
+		for i := len(ev.busy) - 1; i >= 0; i-- {
+			if l := ev.all[ev.busy[i]]; l.at.Load() == l.mid {
+				ev.finishLocked(l)
+			}
+		}
+	}
+	kept := ev.stalled[:0]
+	for _, id := range ev.stalled {
+		switch l := ev.all[id]; {
+		case !l.busy || l.tail == l.mid:
+			l.stalled = false // finished, or taken again whole
+		case l.at.Load() == l.mid:
+			l.stalled = false
+			ev.finishLocked(l)
+		default:
+			kept = append(kept, id)
+		}
+	}
+	ev.stalled = kept
+}
+
+// stallLocked notes that busy l has events waiting after its batch.
+func (ev *events) stallLocked(l *lane) {
+	if !l.stalled {
+		l.stalled = true
+		ev.stalled = append(ev.stalled, l.id)
+	}
+}
+
+// finishLocked finishes l's batch, observed.
+func (ev *events) finishLocked(l *lane) {
+	ev.open -= int(l.mid - l.head)
+	l.head = l.mid
+	ev.freeLocked(l)
+}
+
+// abortLocked ends l's batch, whose events before position p have been
+// observed: the others wait again.
+func (ev *events) abortLocked(l *lane, p uint64) {
+	ev.open -= int(p - l.head)
+	l.head, l.mid = p, p
+	if p < l.tail {
+		l.next = l.q[p&uint64(len(l.q)-1)].ticket
+	}
+	l.at.Store(p)
+	ev.freeLocked(l)
+	if ev.waiters.Load() > 0 {
+		ev.ended.Broadcast()
+	}
+}
+
+// freeLocked makes l, whose batch is over, free again.
+func (ev *events) freeLocked(l *lane) {
+	l.busy = false
+	i, last := ev.slots[l.id], len(ev.busy)-1
+	moved := ev.busy[last]
+	ev.busy[i], ev.slots[moved], ev.slots[l.id] = moved, i, -1
+	ev.busy = ev.busy[:last]
+	switch {
+	case l.tail > l.mid:
+		ev.readyLocked(l)
+	case len(l.q) > 64 || l.q[(l.mid-1)&uint64(len(l.q)-1)].Kind == EventEntityDeleted:
+		l.q = nil // a long ring, or a deleted entity's, now empty, holds no strings
+	}
 }
 
 // settledLocked reports whether every event up to ticket until has been
-// handed over and none after since is still being observed.
-func (ev *events) settledLocked(since, until uint64) bool {
-	for i := ev.head; i < len(ev.queue); i++ {
-		if x := &ev.queue[i]; x.lane != nil {
-			if x.ticket <= until {
-				return false
-			}
-			break
+// handed over and none after since is still being observed, once the batch
+// of mine, if not nil, is over; reapLocked has run, and takeLocked has
+// found nothing or mine.
+func (ev *events) settledLocked(since, until uint64, mine *lane) bool {
+	if mine != nil {
+		if ev.open == int(mine.mid-mine.head) {
+			return true
 		}
-	}
-	for _, t := range ev.running {
-		if t > since && t <= until {
+		if len(ev.ready) > 0 && ev.ready[0].first <= until {
 			return false
+		}
+	} else if ev.open == 0 {
+		return true
+	}
+	for _, id := range ev.busy {
+		l := ev.all[id]
+		if l.tail > l.mid && l.next <= until {
+			return false // after the batch
+		}
+		if l == mine {
+			continue
+		}
+		// The ticket of the event being observed, and of the next one.
+		t, u := l.first, l.second
+		if p := l.at.Load(); p >= l.mid {
+			continue // over
+		} else if p > l.head {
+			mask := uint64(len(l.q) - 1)
+			t, u = l.q[p&mask].ticket, 0
+			if p+1 < l.mid {
+				u = l.q[(p+1)&mask].ticket
+			}
+		}
+		if t > since && t <= until {
+			return false // being observed
+		}
+		if u != 0 && u <= until {
+			return false // later in the batch
 		}
 	}
 	return true
 }
 
-func (b *Broker) logEvent(x Event) {
-	if !b.log.Enabled(context.Background(), slog.LevelDebug) {
-		return
+// readyLocked adds l, free with waiting events, to the ready heap.
+func (ev *events) readyLocked(l *lane) {
+	h := append(ev.ready, readyLane{first: l.next, id: l.id})
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].first <= h[i].first {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
 	}
+	ev.ready = h
+}
+
+// popReadyLocked removes the first ready lane.
+func (ev *events) popReadyLocked() *lane {
+	h := ev.ready
+	l := ev.all[h[0].id]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if c+1 < len(h) && h[c+1].first < h[c].first {
+			c++
+		}
+		if h[i].first <= h[c].first {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	ev.ready = h
+	return l
+}
+
+// logEvent writes x's debug line; the caller checked that the logger is
+// enabled at Debug level.
+func (b *Broker) logEvent(x *Event) {
 	attrs := []any{"kind", x.Kind, "entity", x.Entity, "at", b.Time(x.At)}
 	if x.Seq != 0 {
 		attrs = append(attrs, "seq", x.Seq, "messageID", x.MessageID, "deliveries", x.Deliveries)

@@ -97,10 +97,11 @@ func (b *Broker) flush() {
 }
 
 // end ends a call that began when the last event's ticket was since (a
-// deferred end(b.events.mark(), &err) reads it then): finish, then done.
+// deferred end(b.events.mark(), &err) reads it then): finish, then what
+// done does after its delivery.
 func (b *Broker) end(since uint64, err *error) {
 	b.finish(since)
-	b.done(err)
+	b.durable(err)
 }
 
 // finish delivers what a call that began at ticket since forwarded, then

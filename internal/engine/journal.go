@@ -183,6 +183,12 @@ func (e *Entity) touchRecLocked(now int64) {
 // later call too.
 func (b *Broker) done(err *error) {
 	b.flush()
+	b.durable(err)
+}
+
+// durable is done after the delivery: in a durable broker it waits until
+// every record appended so far is durable.
+func (b *Broker) durable(err *error) {
 	if b.dur.j == nil || *err != nil {
 		return
 	}

@@ -75,6 +75,9 @@ type Snapshot struct {
 	LockedUntil int64
 	Token       [16]byte
 	Deliveries  uint32
+	// MadeID is the broker-made id when ID has made it already (it is made
+	// once, under the lock); empty otherwise.
+	MadeID string
 	// State is the state the reader is shown (SEMANTICS L14), which the
 	// caller chose.
 	State State
@@ -91,7 +94,7 @@ func (m *Message) Snapshot(shown State, owned bool) Snapshot {
 	return Snapshot{
 		M: m, Key: m.key, Enqueued: m.Enqueued, Expires: m.Expires, TTL: m.TTL,
 		Props: m.Props, DL: m.DL, LockedUntil: m.lockedUntil, Token: m.token,
-		Deliveries: m.Deliveries, State: shown, owned: owned,
+		Deliveries: m.Deliveries, MadeID: m.madeID, State: shown, owned: owned,
 	}
 }
 
