@@ -186,6 +186,7 @@ func readTrace(r io.Reader, t0 time.Time) ([]traceEvent, error) {
 	var out []traceEvent
 	var sync0 xtrace.Time
 	var wall0 time.Time
+	yielded := map[xtrace.GoID]bool{}
 	for {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
@@ -212,7 +213,7 @@ func readTrace(r io.Reader, t0 time.Time) ([]traceEvent, error) {
 			e.end = ev.Range().Name
 			e.text = fmt.Sprintf("P%d end %s", ev.Proc(), e.end)
 		case xtrace.EventStateTransition:
-			e.text = describeTransition(ev)
+			e.text = describeTransition(ev, yielded)
 		default:
 			continue
 		}
@@ -222,17 +223,23 @@ func readTrace(r io.Reader, t0 time.Time) ([]traceEvent, error) {
 
 // describeTransition describes a goroutine's change of state, with the
 // function it blocked in; empty for a goroutine yielding (the producer's
-// pacing) or starting again after it.
-func describeTransition(ev xtrace.Event) string {
+// pacing) or running again after it, which yielded tracks.
+func describeTransition(ev xtrace.Event, yielded map[xtrace.GoID]bool) string {
 	st := ev.StateTransition()
 	if st.Resource.Kind != xtrace.ResourceGoroutine {
 		return ""
 	}
+	g := st.Resource.Goroutine()
 	from, to := st.Goroutine()
-	if st.Reason == "runtime.Gosched" || (from == xtrace.GoRunnable && to == xtrace.GoRunning && st.Reason == "") {
+	switch {
+	case st.Reason == "runtime.Gosched":
+		yielded[g] = true
+		return ""
+	case yielded[g] && from == xtrace.GoRunnable && to == xtrace.GoRunning:
+		delete(yielded, g)
 		return ""
 	}
-	s := fmt.Sprintf("P%d G%d %v -> %v %s", ev.Proc(), st.Resource.Goroutine(), from, to, st.Reason)
+	s := fmt.Sprintf("P%d G%d %v -> %v %s", ev.Proc(), g, from, to, st.Reason)
 	if stk := ev.Stack(); stk != xtrace.NoStack {
 		for fr := range stk.Frames() {
 			s += " in " + fr.Func
