@@ -11,6 +11,7 @@
 //	go run ./cmd/minibench -durable-report -in results -md RESULTS.md -command "..."
 //	go run ./cmd/minibench -scaling depth -x 1000000 -out results/S-depth-1000000.json
 //	go run ./cmd/minibench -scaling-report -in results -md SCALING.md -command "..."
+//	go run ./cmd/minibench -workload W6 -peers minibus -cpuprofile w6.prof
 //
 // -report rewrites RESULTS.md but keeps its durable section; -durable-report
 // rewrites that section only (appending it if missing).
@@ -34,6 +35,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -105,6 +107,7 @@ type flags struct {
 	scalingReport             bool
 	points                    string
 	quick                     bool
+	cpuprofile                string
 }
 
 func parseFlags(def defaults) flags {
@@ -131,6 +134,7 @@ func parseFlags(def defaults) flags {
 	flag.BoolVar(&f.scalingReport, "scaling-report", false, "write SCALING.md (-md) and the PNGs beside it from the S-*.json files in -in")
 	flag.StringVar(&f.points, "points", "", "print the sizes of a scaling variable, one a line, and exit")
 	flag.BoolVar(&f.quick, "quick", def.quick, "with -points: the sizes of a quick run (BENCH_QUICK=1)")
+	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file (with -peers minibus, of minibus only)")
 	flag.Parse()
 	return f
 }
@@ -191,6 +195,17 @@ func run() error {
 	}
 	if w.Peers != nil {
 		rf.Store = bench.DescribeStoreDir(f.dir)
+	}
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	return runAndSave(ctx, w, opts, rf, f.out)
 }
