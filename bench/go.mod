@@ -32,6 +32,7 @@ require (
 	github.com/ThreeDotsLabs/watermill v1.5.1
 	github.com/benbjohnson/clock v1.3.5
 	github.com/google/btree v1.1.3
+	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/mattn/go-sqlite3 v1.14.52
 	github.com/minibus-go/minibus v0.0.0
 	github.com/nats-io/nats-server/v2 v2.15.2

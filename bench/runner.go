@@ -65,6 +65,10 @@ type RunOptions struct {
 	// Dir is where durable peers make their directories ([Config.Dir]);
 	// empty means os.TempDir().
 	Dir string
+	// OnPhase, if set, is called when a measured part of a run begins (W1
+	// and W6: "run"; W3: "enqueue", then "drain") and with phase "" when it
+	// ends, from the run's goroutine: a profiler can cover that part alone.
+	OnPhase func(workload, peer, phase string)
 }
 
 // cancelGrace is how long a cancelled run has to return before it is
@@ -177,6 +181,9 @@ func RunOnce(ctx context.Context, w *Workload, p Peer, n int, opts RunOptions) R
 	env := NewEnv(n)
 	env.Duration = w.DurationAt(opts.Scale)
 	env.Dir = opts.Dir
+	if opts.OnPhase != nil {
+		env.onPhase = func(name string) { opts.OnPhase(w.ID, p.Name(), name) }
+	}
 	done := make(chan outcome, 1)
 	rw := &runWatch{
 		res:   Result{Workload: w.ID, Peer: p.Name(), N: n},

@@ -42,6 +42,7 @@ func runBacklog(ctx context.Context, env *Env, p Peer) (Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	env.phase("enqueue")
 	start := time.Now()
 	for i := range n {
 		if err := q.Send(ctx, newBody(i)); err != nil {
@@ -52,6 +53,7 @@ func runBacklog(ctx context.Context, env *Env, p Peer) (Metrics, error) {
 		}
 	}
 	enqueue := time.Since(start)
+	env.phase("")
 	after, err := measureMemory(ctx, env, q)
 	if err != nil {
 		return nil, err
@@ -62,11 +64,13 @@ func runBacklog(ctx context.Context, env *Env, p Peer) (Metrics, error) {
 	heap, other := perMessage(before, after, n)
 
 	t := newTracker(n)
+	env.phase("drain")
 	start = time.Now()
 	if err := consume(ctx, env, r, t, receiveBatch); err != nil {
 		return nil, err
 	}
 	drain := time.Since(start)
+	env.phase("")
 	return Metrics{
 		"enqueue msgs/s": rate(n, enqueue),
 		"heap B/msg":     heap,

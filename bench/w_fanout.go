@@ -44,6 +44,7 @@ func runFanout(ctx context.Context, env *Env, p Peer) (Metrics, error) {
 
 	trackers := make([]*tracker, fanoutSubscriptions)
 	g, gctx := newGroup(ctx)
+	env.phase("run")
 	start := time.Now()
 	g.Go(func() error {
 		for i := range n {
@@ -61,6 +62,7 @@ func runFanout(ctx context.Context, env *Env, p Peer) (Metrics, error) {
 		return nil, err
 	}
 	elapsed := time.Since(start)
+	env.phase("")
 	var dups int64
 	for _, tr := range trackers {
 		dups += tr.dups.Load()

@@ -56,6 +56,7 @@ func runThroughput(ctx context.Context, env *Env, p Peer, producers, consumers i
 
 	t := newTracker(n)
 	g, gctx := newGroup(ctx)
+	env.phase("run")
 	start := time.Now()
 	for w := range producers {
 		g.Go(func() error {
@@ -74,6 +75,7 @@ func runThroughput(ctx context.Context, env *Env, p Peer, producers, consumers i
 		return nil, err
 	}
 	elapsed := time.Since(start)
+	env.phase("")
 	return Metrics{"msgs/s": rate(n, elapsed), "dups": float64(t.dups.Load())}, nil
 }
 

@@ -95,6 +95,7 @@ type Env struct {
 	progress atomic.Int64
 	idle     atomic.Int32 // > 0 while a phase makes no progress on purpose
 	warmth   uint64       // the heap a scaling phase warms first; 0: heapWarmth
+	onPhase  func(name string)
 }
 
 // NewEnv returns an Env for a run of n messages.
@@ -102,6 +103,14 @@ func NewEnv(n int) *Env { return &Env{N: n} }
 
 // tick records that k more messages went through.
 func (e *Env) tick(k int) { e.progress.Add(int64(k)) }
+
+// phase says that the measured part called name begins ("" when it
+// ends): [RunOptions.OnPhase] hears of it.
+func (e *Env) phase(name string) {
+	if e.onPhase != nil {
+		e.onPhase(name)
+	}
+}
 
 // quiet runs f, a phase without message progress (a GC, the W7 jump), with
 // the stall watchdog looking away.

@@ -12,6 +12,7 @@
 //	go run ./cmd/minibench -scaling depth -x 1000000 -out results/S-depth-1000000.json
 //	go run ./cmd/minibench -scaling-report -in results -md SCALING.md -command "..."
 //	go run ./cmd/minibench -workload W6 -peers minibus -cpuprofile w6.prof
+//	go run ./cmd/minibench -workload W3 -peers minibus -reps 1 -cpuprofile drain.prof -profile-phase drain
 //
 // -report rewrites RESULTS.md but keeps its durable section; -durable-report
 // rewrites that section only (appending it if missing).
@@ -38,6 +39,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minibus-go/minibus/bench"
@@ -107,7 +109,7 @@ type flags struct {
 	scalingReport             bool
 	points                    string
 	quick                     bool
-	cpuprofile                string
+	cpuprofile, profilePhase  string
 }
 
 func parseFlags(def defaults) flags {
@@ -135,6 +137,7 @@ func parseFlags(def defaults) flags {
 	flag.StringVar(&f.points, "points", "", "print the sizes of a scaling variable, one a line, and exit")
 	flag.BoolVar(&f.quick, "quick", def.quick, "with -points: the sizes of a quick run (BENCH_QUICK=1)")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file (with -peers minibus, of minibus only)")
+	flag.StringVar(&f.profilePhase, "profile-phase", "", "with -cpuprofile: profile only the first run's measured part of this name (run, enqueue, drain)")
 	flag.Parse()
 	return f
 }
@@ -197,17 +200,55 @@ func run() error {
 		rf.Store = bench.DescribeStoreDir(f.dir)
 	}
 	if f.cpuprofile != "" {
-		pf, err := os.Create(f.cpuprofile)
+		stop, err := startProfile(f.cpuprofile, f.profilePhase, &opts)
 		if err != nil {
 			return err
 		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	return runAndSave(ctx, w, opts, rf, f.out)
+}
+
+// startProfile writes a CPU profile to path: of everything from now on, or,
+// with a phase, of the first run's part of that name alone (see
+// [bench.RunOptions.OnPhase]). stop ends it, if it is still on, and closes
+// the file.
+func startProfile(path, phase string, opts *bench.RunOptions) (stop func(), err error) {
+	pf, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	on, done := false, false
+	end := func() { // ends the profile if it is on: it covers one part only
+		mu.Lock()
+		defer mu.Unlock()
+		if on {
+			pprof.StopCPUProfile()
+			on, done = false, true
+		}
+	}
+	stop = func() {
+		end()
+		pf.Close()
+	}
+	if phase == "" {
+		on = true
+		return stop, pprof.StartCPUProfile(pf)
+	}
+	opts.OnPhase = func(workload, peer, name string) {
+		switch {
+		case name == phase:
+			mu.Lock()
+			defer mu.Unlock()
+			if !on && !done {
+				on = pprof.StartCPUProfile(pf) == nil
+			}
+		case name == "":
+			end()
+		}
+	}
+	return stop, nil
 }
 
 // selectWorkload is the workload of -workload, or the point of -scaling
