@@ -58,6 +58,17 @@
 //	bench/durable.sh                  # the full set, 3 repetitions: about 8 minutes on 2 cores
 //	BENCH_QUICK=1 bench/durable.sh    # 1/100 of the time and counts: about 15 s
 //
+// # Profiles
+//
+// cmd/minibench -cpuprofile writes a CPU profile of its runs, and with
+// -profile-phase of one measured part of the first run only (W1 and W6:
+// run; W3: enqueue or drain, [RunOptions.OnPhase]); cmd/cpusplit sorts
+// such a profile into where the time goes per message (body copies, the
+// collector, parking and waking, the store, ...) and whose it is
+// (consumer, producer, the runtime's own goroutines), as in PROFILE.md.
+// cmd/tailtrace runs W4 under runtime/trace and reports what the slowest
+// messages were waiting for ([TraceTail]).
+//
 // # Peers
 //
 // A [Peer] makes fresh broker instances; each adapter file
