@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/minibus-go/minibus/internal/engine"
@@ -222,7 +223,10 @@ func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Rec
 	}
 	// bytes.Join allocates without zeroing what it then overwrites.
 	buf := bytes.Join(parts, nil)
-	idBuf := make([]byte, 0, ids*store.IDLength)
+	// The ids share one allocation, which the Builder's String does not copy.
+	var idBuf strings.Builder
+	idBuf.Grow(ids * store.IDLength)
+	var id [store.IDLength]byte
 	for i, rm := range out {
 		m := snaps[i].M
 		switch n := len(m.Body); {
@@ -233,11 +237,11 @@ func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Rec
 			rm.Body, buf = buf[:n:n], buf[n:]
 		}
 		if madeID(m) && snaps[i].MadeID == "" {
-			idBuf = store.AppendID(idBuf, m.IDSeed)
+			idBuf.Write(store.AppendID(id[:0], m.IDSeed))
 		}
 		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
 	}
-	all := string(idBuf)
+	all := idBuf.String()
 	for i, rm := range out {
 		s := &snaps[i]
 		switch {
