@@ -34,6 +34,15 @@ type TailReport struct {
 	// Excerpt is the trace around the slowest message: goroutine state
 	// changes (without the producer's spinning) and GC ranges.
 	Excerpt []string
+	// Wakes counts the consumer's wake-ups (the goroutine readied most
+	// often) and Running the time it ran, stalls aside. Stalls counts the times it
+	// waited 1 ms or more from readied to running (Stalls[0]) or from
+	// running to waiting again (Stalls[1]: its thread was off the CPU while
+	// it ran), and LongestStall is the longest.
+	Wakes        int
+	Running      time.Duration
+	Stalls       [2]int
+	LongestStall time.Duration
 }
 
 // tailBounds are the upper bounds of TailReport.Hist's buckets.
@@ -160,6 +169,7 @@ func analyzeTail(peer string, r io.Reader, t0 time.Time, msgs []span) (TailRepor
 			rep.SlowInGC++
 		}
 	}
+	rep.Wakes, rep.Running, rep.Stalls, rep.LongestStall = consumerStalls(events)
 	worst := msgs[order[len(order)-1]]
 	for _, e := range events {
 		if e.at >= worst.from-20*time.Microsecond && e.at <= worst.to+5*time.Microsecond && e.text != "" {
@@ -169,11 +179,64 @@ func analyzeTail(peer string, r io.Reader, t0 time.Time, msgs []span) (TailRepor
 	return rep, nil
 }
 
+// consumerStalls finds the consumer, the goroutine readied most often, and
+// reads its wake-ups and runs: how many times it was readied, the time it
+// spent running (from running to waiting again, stalls aside), and its
+// stalls, the
+// spans of 1 ms or more from readied to running or from running to waiting
+// (a consumer's work on one batch takes microseconds: a stall is its thread
+// off the CPU), with the longest.
+func consumerStalls(events []traceEvent) (wakes int, running time.Duration, stalls [2]int, longest time.Duration) {
+	readied := map[xtrace.GoID]int{}
+	for _, e := range events {
+		if e.to == xtrace.GoRunnable && e.from == xtrace.GoWaiting {
+			readied[e.g]++
+		}
+	}
+	var consumer xtrace.GoID
+	for g, n := range readied {
+		if n > readied[consumer] {
+			consumer = g
+		}
+	}
+	wakes = readied[consumer]
+	var since time.Duration
+	for _, e := range events {
+		if e.g != consumer || consumer == 0 {
+			continue
+		}
+		d := e.at - since
+		switch {
+		case e.from == xtrace.GoWaiting && e.to == xtrace.GoRunnable:
+			since = e.at
+			continue
+		case e.from == xtrace.GoRunnable && e.to == xtrace.GoRunning:
+			if d >= time.Millisecond {
+				stalls[0]++
+				longest = max(longest, d)
+			}
+		case e.from == xtrace.GoRunning:
+			if d >= time.Millisecond {
+				stalls[1]++
+				longest = max(longest, d)
+			} else {
+				running += d
+			}
+		}
+		since = e.at
+	}
+	return wakes, running, stalls, longest
+}
+
 // traceEvent is one event of a trace that analyzeTail looks at.
 type traceEvent struct {
 	at         time.Duration // from the run's start
 	begin, end string        // a range that begins or ends here
 	text       string        // for the excerpt; empty: not shown
+	// For a goroutine's change of state: which, on which P, from and to.
+	g        xtrace.GoID
+	proc     xtrace.ProcID
+	from, to xtrace.GoState
 }
 
 // readTrace reads the trace in r, placing its events in time from t0 by
@@ -214,6 +277,10 @@ func readTrace(r io.Reader, t0 time.Time) ([]traceEvent, error) {
 			e.text = fmt.Sprintf("P%d end %s", ev.Proc(), e.end)
 		case xtrace.EventStateTransition:
 			e.text = describeTransition(ev, yielded)
+			if st := ev.StateTransition(); st.Resource.Kind == xtrace.ResourceGoroutine {
+				e.g, e.proc = st.Resource.Goroutine(), ev.Proc()
+				e.from, e.to = st.Goroutine()
+			}
 		default:
 			continue
 		}
@@ -261,6 +328,10 @@ func (r TailReport) String() string {
 			fmt.Fprintf(&b, " %6d", c)
 		}
 		b.WriteByte('\n')
+	}
+	if r.Wakes > 0 {
+		fmt.Fprintf(&b, "  consumer: woken %d times, running %v a wake-up; stalled 1 ms or more %d times runnable, %d running, at most %v\n",
+			r.Wakes, r.Running/time.Duration(r.Wakes), r.Stalls[0], r.Stalls[1], r.LongestStall)
 	}
 	return b.String()
 }

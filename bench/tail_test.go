@@ -4,6 +4,9 @@ import (
 	"context"
 	"runtime"
 	"testing"
+	"time"
+
+	xtrace "golang.org/x/exp/trace"
 )
 
 // TraceTail accounts for every message once, orders its percentiles, and
@@ -52,6 +55,33 @@ func TestTraceTail(t *testing.T) {
 			if len(r.Excerpt) == 0 {
 				t.Error("no excerpt around the slowest message")
 			}
+			if r.Wakes == 0 || r.Running <= 0 {
+				t.Errorf("consumer woken %d times, running %v", r.Wakes, r.Running)
+			}
 		})
+	}
+}
+
+// consumerStalls finds the goroutine readied most often and tells its
+// stalls, a millisecond or more runnable or running, from its work.
+func TestConsumerStalls(t *testing.T) {
+	const us = time.Microsecond
+	ev := func(at time.Duration, g xtrace.GoID, from, to xtrace.GoState) traceEvent {
+		return traceEvent{at: at, g: g, from: from, to: to}
+	}
+	W, R, X := xtrace.GoWaiting, xtrace.GoRunnable, xtrace.GoRunning
+	events := []traceEvent{
+		{at: 1 * us, begin: "GC concurrent mark phase"}, // not a goroutine's
+		ev(10*us, 7, W, R), ev(11*us, 7, R, X), ev(14*us, 7, X, W), // 3 µs of work
+		ev(20*us, 9, R, X), ev(21*us, 9, X, R), // the producer, yielding
+		ev(100*us, 7, W, R),
+		ev(200*us, 9, W, R),                        // readied once only
+		ev(4100*us, 7, R, X), ev(4102*us, 7, X, W), // 4 ms runnable
+		ev(5000*us, 7, W, R), ev(5001*us, 7, R, X), ev(9001*us, 7, X, W), // 4 ms running
+	}
+	wakes, running, stalls, longest := consumerStalls(events)
+	if wakes != 3 || running != 5*us || stalls != [2]int{1, 1} || longest != 4000*us {
+		t.Errorf("consumerStalls = %d wakes, running %v, stalls %v, longest %v; want 3, 5µs, [1 1], 4ms",
+			wakes, running, stalls, longest)
 	}
 }

@@ -1,8 +1,10 @@
 // Command tailtrace finds what W4's latency tail is made of: it runs W4
 // (one message per 100 µs to a consumer waiting in Receive) on each peer
 // under runtime/trace and tells how many of the slowest 1% of messages
-// were in flight while the garbage collector ran, with a histogram, and
-// with -excerpt the trace around the slowest message.
+// were in flight while the garbage collector ran, with a histogram; how
+// long the consumer ran a wake-up and how often it stalled 1 ms or more
+// (its thread off the CPU, bench/PROFILE.md); and with -excerpt the trace
+// around the slowest message.
 //
 //	go run ./cmd/tailtrace -peers minibus,btree,chan -reps 3
 //	GOGC=off go run ./cmd/tailtrace        # the same without collections
