@@ -170,6 +170,79 @@ func BenchmarkChannel(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
 
+// BenchmarkRoundTrip sends one message at a time and waits until the
+// consumer, back in ReceiveMessages after each, has received and completed
+// it: one message in flight, as at W4's rate in bench/. Against a channel
+// round trip, alternated with it in rounds of 256; it reports ns/trip of
+// each and their ratio. allocs/op are minibus's.
+func BenchmarkRoundTrip(b *testing.B) {
+	_, q := newBenchQueue(b)
+	r, err := q.NewReceiver(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	acked := make(chan error)
+	consumed := make(chan struct{})
+	go func() { // the minibus consumer
+		defer close(consumed)
+		for {
+			msgs, err := r.ReceiveMessages(ctx, 32, nil)
+			if ctx.Err() != nil {
+				return
+			}
+			for _, m := range msgs {
+				if err == nil {
+					err = r.CompleteMessage(ctx, m, nil)
+				}
+			}
+			acked <- err
+		}
+	}()
+	ch, chAcked := make(chan []byte, 1), make(chan struct{})
+	go func() { // the channel consumer
+		for range ch {
+			chAcked <- struct{}{}
+		}
+		close(chAcked)
+	}()
+	defer func() {
+		cancel()
+		<-consumed
+		close(ch)
+		<-chAcked
+	}()
+	msg, body := benchMessage(), make([]byte, benchBody)
+	var took [2]time.Duration
+	const round = 256
+	b.ReportAllocs()
+	for done := 0; done < b.N; {
+		n := min(round, b.N-done)
+		start := time.Now()
+		for range n {
+			if err := q.SendMessage(ctx, msg, nil); err != nil {
+				b.Fatal(err)
+			}
+			if err := <-acked; err != nil {
+				b.Fatal(err)
+			}
+		}
+		took[0] += time.Since(start)
+		start = time.Now()
+		for range n {
+			ch <- body
+			<-chAcked
+		}
+		took[1] += time.Since(start)
+		done += n
+	}
+	trip := float64(took[0].Nanoseconds()) / float64(b.N)
+	chTrip := float64(took[1].Nanoseconds()) / float64(b.N)
+	b.ReportMetric(trip, "ns/trip")
+	b.ReportMetric(chTrip, "ns/trip-chan")
+	b.ReportMetric(trip/chTrip, "minibus/chan")
+}
+
 // BenchmarkQueuedHeap enqueues b.N messages of 1 KiB and reports the heap
 // each queued message takes (target: at most 1.3 KiB). Run it with
 // -benchtime=1000000x for the 1,000,000-message figure.
