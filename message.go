@@ -203,7 +203,8 @@ func checkMessage(msg *Message, i int) error {
 // build makes the caller's messages from snapshots, outside the entity's
 // lock (SEMANTICS V4), and releases the snapshots: each message gets its own
 // body and properties (the bodies of one call share one allocation, each
-// capped at its own length, so that no body can grow into another), and the
+// capped at its own length, so that no body can grow into another, but for
+// a drain's, which take the room of recycled bodies while it lasts), and the
 // broker-made message ids are written (those the engine made already, for
 // an event, are shared; the others share one allocation). r is the receiver
 // of peek-lock deliveries, nil otherwise.
@@ -221,8 +222,7 @@ func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Rec
 			ids++
 		}
 	}
-	// bytes.Join allocates without zeroing what it then overwrites.
-	buf := bytes.Join(parts, nil)
+	var buf []byte // the bodies from the first that took no room on
 	// The ids share one allocation, which the Builder's String does not copy.
 	var idBuf strings.Builder
 	idBuf.Grow(ids * store.IDLength)
@@ -234,6 +234,17 @@ func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Rec
 		case n == 0:
 			rm.Body = []byte{}
 		default:
+			if buf == nil && snaps[i].Drain {
+				if room := store.TakeRoom(n); room != nil {
+					rm.Body = append(room, m.Body...)[:n:n]
+					break
+				}
+			}
+			if buf == nil {
+				// bytes.Join allocates without zeroing what it then
+				// overwrites.
+				buf = bytes.Join(parts[i:], nil)
+			}
 			rm.Body, buf = buf[:n:n], buf[n:]
 		}
 		if madeID(m) && snaps[i].MadeID == "" {

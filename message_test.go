@@ -3,6 +3,7 @@ package minibus_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -250,6 +251,53 @@ func TestV4_RecycledBodiesNeverLeak(t *testing.T) {
 	wg.Wait()
 	require.True(t, drained, "the queue was not drained")
 	require.Zero(t, q.RuntimeProperties().TotalMessageCount, "nothing was dead-lettered")
+}
+
+// V4 on a drain: a receive that drains a backlog nothing has been sent to
+// for a while copies the bodies into the room of bodies settled before it.
+// Each message still owns its body, capped at its length; what earlier
+// receives returned is untouched; and scribbling on a received body and
+// abandoning the message changes nothing inside the broker.
+func TestV4_DrainedBodiesAreOwnCopies(t *testing.T) {
+	for _, mode := range []minibus.ReceiveMode{minibus.ReceiveModePeekLock, minibus.ReceiveModeReceiveAndDelete} {
+		t.Run(strconv.Itoa(int(mode)), func(t *testing.T) {
+			e := newEnv(t)
+			q := e.queue("q", &minibus.QueueProperties{MaxDeliveryCount: 100})
+			r := e.receiver(q, &minibus.ReceiverOptions{ReceiveMode: mode})
+			const n = 320
+			body := func(id string) string { return strings.Repeat(id+".", 1024/(len(id)+1)) }
+			for i := range n {
+				id := strconv.Itoa(i)
+				require.NoError(t, q.SendMessage(e.ctx, &minibus.Message{MessageID: id, Body: []byte(body(id))}, nil))
+			}
+			e.mock.Add(time.Second) // nothing sent for a while: the receives below drain
+			var held []*minibus.ReceivedMessage
+			done := map[string]bool{}
+			for len(done) < n {
+				ms, err := r.ReceiveMessages(e.ctx, 32, &minibus.ReceiveMessagesOptions{NoWait: true})
+				require.NoError(t, err)
+				require.NotEmpty(t, ms)
+				for i, m := range ms {
+					require.Equal(t, body(m.MessageID), string(m.Body), "delivery %d", m.DeliveryCount)
+					require.Equal(t, len(m.Body), cap(m.Body), "a body that could grow into another")
+					if mode == minibus.ReceiveModePeekLock && i == 0 && m.DeliveryCount == 1 {
+						copy(m.Body, "scribbled")
+						require.NoError(t, r.AbandonMessage(e.ctx, m, nil)) // back, as sent (V4)
+						continue
+					}
+					if mode == minibus.ReceiveModePeekLock {
+						require.NoError(t, r.CompleteMessage(e.ctx, m, nil))
+					}
+					done[m.MessageID] = true
+					held = append(held, m)
+				}
+				for _, m := range held {
+					require.Equal(t, body(m.MessageID), string(m.Body), "a body received before changed")
+				}
+			}
+			require.Zero(t, q.RuntimeProperties().TotalMessageCount)
+		})
+	}
 }
 
 // V4, R1: the copies a topic makes share one stored body; completing a copy

@@ -121,7 +121,11 @@ type Entity struct {
 	jenc encoder
 	// inCatchUp is set while the namespace catch-up processes the entity: it
 	// re-registers the entity when done, so register skips it meanwhile.
-	inCatchUp                  bool
+	inCatchUp bool
+	// arrived is the instant a message was last enqueued: whether anything
+	// sends to the entity while its receivers drain it (takeLocked).
+	arrived int64
+
 	created, updated, accessed int64
 	// seq is the last sequence number assigned (queues and topics, Q1).
 	seq int64

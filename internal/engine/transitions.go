@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"strconv"
+	"time"
 
 	"github.com/minibus-go/minibus/internal/store"
 )
@@ -135,6 +136,7 @@ func (e *Entity) enqueueLocked(m *store.Message, k store.Key, q store.Queue, at,
 		due = m.Expires
 	}
 	e.st.Put(m, k, q, store.Available, due)
+	e.arrived = at
 	e.emitLocked(kind, m, store.Main, at, reason)
 	if due != store.Never {
 		e.noteDueLocked(due)
@@ -236,9 +238,23 @@ func (e *Entity) takeLocked(r *Receiver, max int, now int64, snaps []store.Snaps
 	if n > 0 && r.mode == PeekLock {
 		e.noteDueLocked(until)
 	}
+	if r.available() > 0 && after(e.arrived, drainQuiet) <= now {
+		// A backlog that nothing has been sent to for a while: the copies
+		// out may take the room of settled messages' bodies, which no send
+		// is waiting for (store.TakeRoom).
+		for i := len(snaps) - n; i < len(snaps); i++ {
+			snaps[i].Drain = true
+		}
+	}
 	e.commit(enc)
 	return snaps
 }
+
+// drainQuiet is how long, on the namespace clock, an entity must have had
+// nothing enqueued for its receivers to be draining a backlog (takeLocked).
+// A shorter gap is as likely a producer that lost its turn for the entity's
+// lock to a consumer's settlements.
+const drainQuiet = int64(10 * time.Millisecond)
 
 // deliveredLocked counts the delivery of m, just locked (peek-lock, its
 // lock renewed automatically until renewUntil) or taken out of the store

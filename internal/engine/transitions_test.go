@@ -201,3 +201,44 @@ func TestReceiveWakesOnEnqueue(t *testing.T) {
 		t.Fatal("the blocked receive did not wake")
 	}
 }
+
+// A receive marks what it takes as a drain (store.Snapshot.Drain) only when
+// it leaves messages behind and nothing has been enqueued for drainQuiet:
+// then its copies out may take the room of settled bodies, which no send is
+// waiting for.
+func TestTakeMarksDrains(t *testing.T) {
+	e, mock := newQueue(t, Config{})
+	ctx := context.Background()
+	r, err := e.NewReceiver(store.Main, PeekLock)
+	require.NoError(t, err)
+	send := func(n int) {
+		t.Helper()
+		recs := make([]*store.Message, n)
+		for i := range recs {
+			recs[i] = record(0)
+		}
+		_, err := e.Send(ctx, recs, store.Unset, false)
+		require.NoError(t, err)
+	}
+	drains := func(max int) []bool {
+		t.Helper()
+		snaps, err := r.Receive(ctx, max, nil, -1)
+		require.NoError(t, err)
+		marks := make([]bool, len(snaps))
+		for i := range snaps {
+			marks[i] = snaps[i].Drain
+			snaps[i].Release()
+		}
+		return marks
+	}
+	send(10)
+	require.Equal(t, []bool{false, false}, drains(2), "just sent to")
+	mock.Add(time.Duration(drainQuiet) - 1)
+	require.Equal(t, []bool{false, false}, drains(2), "sent to 1ns less than drainQuiet ago")
+	mock.Add(1)
+	require.Equal(t, []bool{true, true}, drains(2), "a backlog nothing was sent to for drainQuiet")
+	send(1)
+	require.Equal(t, []bool{false}, drains(1), "sent to again")
+	mock.Add(time.Duration(drainQuiet))
+	require.Equal(t, []bool{false, false, false, false}, drains(10), "nothing left behind: the room is for the sends to come")
+}

@@ -15,11 +15,28 @@ import (
 // no snapshot is still reading it: a snapshot pins the message under the
 // entity's lock and unpins it when its reader is done. A body that a topic's
 // copies share is never reused; their Message structs are.
+//
+// The room of a recycled body goes to the next send's copy in, or, when a
+// receive drains a backlog that nothing sends to (Snapshot.Drain), to the
+// copy out (TakeRoom): the reader then owns it. Sends want it more: a send
+// that finds no room allocates its body alone, where a receive allocates
+// the bodies of its batch together.
 
 // maxPooledBody is the largest body buffer kept for reuse.
 const maxPooledBody = 64 << 10
 
-var pool = sync.Pool{New: func() any { return new(Message) }}
+var pool = sync.Pool{New: func() any {
+	if m, ok := bare.Get().(*Message); ok {
+		return m
+	}
+	return new(Message)
+}}
+
+// bare holds the recycled Messages that TakeRoom is not to draw again:
+// those without body room (it took it, or they had none of their own) and
+// those whose room did not fit a copy out. pool draws on them once it has
+// none left.
+var bare sync.Pool
 
 // NewMessage returns a Message in no store, its fields zero but Scheduled
 // (Unset) and Expires (Never), possibly with spare Body capacity (Body has
@@ -40,18 +57,25 @@ func recycle(m *Message) {
 		return
 	}
 	body := m.Body[:0]
-	if m.sharedBody || cap(body) > maxPooledBody {
+	if m.sharedBody || cap(body) == 0 || cap(body) > maxPooledBody {
 		body = nil
 	}
 	*m = Message{Body: body}
-	pool.Put(m)
+	if body == nil {
+		bare.Put(m)
+	} else {
+		pool.Put(m)
+	}
 }
 
 // Copy returns a copy of m for a topic's subscription, in no store, sharing
 // m's body and properties; from now on neither body is ever reused.
 func (m *Message) Copy() *Message {
 	m.sharedBody = true
-	c := pool.Get().(*Message)
+	c, ok := bare.Get().(*Message) // its room would go unused
+	if !ok {
+		c = pool.Get().(*Message)
+	}
 	*c = *m
 	c.slot, c.pins = 0, 0
 	c.lockPrev, c.lockNext = 0, 0
@@ -81,6 +105,11 @@ type Snapshot struct {
 	// State is the state the reader is shown (SEMANTICS L14), which the
 	// caller chose.
 	State State
+	// Drain is set on what a receive took from a backlog that no message
+	// reached since the receive before: the reader's copy of the body may
+	// take the room of a recycled one (TakeRoom), as no send is waiting for
+	// it.
+	Drain bool
 	// owned is set when the snapshot's reader owns the message, which has
 	// left its store: Release recycles it.
 	owned bool
@@ -112,3 +141,19 @@ func (s *Snapshot) Release() {
 // Recycle gives m, which is in no store and which no snapshot reads, back
 // for reuse: a message a replayed log had on its way and then dropped.
 func Recycle(m *Message) { recycle(m) }
+
+// TakeRoom returns the room of a recycled body for a copy of n bytes, its
+// length 0, or nil when the recycled message it draws has none that fits:
+// room for fewer bytes, or for more than twice as many, which the copy would
+// keep from the collector. The caller owns the room.
+func TakeRoom(n int) []byte {
+	m := pool.Get().(*Message)
+	room := m.Body
+	if cap(room) < n || cap(room) > 2*n {
+		room = nil // m keeps it, for a send
+	} else {
+		m.Body = nil
+	}
+	bare.Put(m)
+	return room
+}

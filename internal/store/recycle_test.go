@@ -2,6 +2,7 @@ package store
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -50,4 +51,41 @@ func TestCopySharesBody(t *testing.T) {
 	s.Put(big, Key{Seq: 2}, Main, Available, Never)
 	s.Remove(big)
 	require.Nil(t, big.Body, "huge bodies are not kept")
+}
+
+// TakeRoom gives a recycled body's room to one owner: no room it returned
+// comes back from another TakeRoom or from NewMessage, and it returns only
+// room that fits a copy of n bytes without holding more than twice as much.
+func TestTakeRoomHasOneOwner(t *testing.T) {
+	s := newStore()
+	const n = 200
+	msgs := make([]*Message, n)
+	for i := range msgs {
+		msgs[i] = put(s, int64(i+1), 0, Main, Available)
+		msgs[i].Body = make([]byte, 1024)
+	}
+	for _, m := range msgs {
+		s.Remove(m)
+	}
+	require.Nil(t, TakeRoom(100), "1 KiB of room for 100 bytes")
+	taken := map[*byte]bool{}
+	for range n {
+		room := TakeRoom(1000)
+		if room == nil {
+			continue // the pool may drop what it holds
+		}
+		require.Empty(t, room)
+		require.GreaterOrEqual(t, cap(room), 1000)
+		require.LessOrEqual(t, cap(room), 2000)
+		p := unsafe.SliceData(room[:1])
+		require.False(t, taken[p], "a room given twice")
+		taken[p] = true
+	}
+	require.NotEmpty(t, taken, "no recycled room was taken")
+	for range 2 * n {
+		m := NewMessage()
+		if cap(m.Body) > 0 {
+			require.False(t, taken[unsafe.SliceData(m.Body[:1])], "a taken room went to a send")
+		}
+	}
 }
