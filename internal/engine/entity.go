@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/minibus-go/minibus/internal/errs"
+	"github.com/minibus-go/minibus/internal/sqlfilter"
 	"github.com/minibus-go/minibus/internal/store"
 )
 
@@ -154,6 +155,9 @@ type Entity struct {
 	// rules are a subscription's rules, sorted by name; replaced, never
 	// changed in place.
 	rules []*Rule
+	// view is a topic's filter view of the message it is fanning out
+	// (planLocked), guarded by mu; nil until its first.
+	view *sqlfilter.Message
 }
 
 func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now int64) *Entity {

@@ -41,7 +41,14 @@ func isScheduled(m *store.Message, now int64) bool {
 func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, enc *encoder) error {
 	subs := t.lockSubsLocked(now)
 	defer unlockAll(subs)
-	var plan []copyPlan
+	// Room for a copy per subscription and message, so that the plan does
+	// not grow by doubling, each time in new memory; on the stack when
+	// that is little.
+	var room [16]copyPlan
+	plan := room[:0]
+	if n := len(subs) * len(recs); n > len(room) {
+		plan = make([]copyPlan, 0, min(n, maxPlanRoom))
+	}
 	var total int64
 	for i, m := range recs {
 		k := store.Key{Seq: t.seq + int64(i) + 1}
@@ -81,21 +88,31 @@ func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, e
 // subscriptions (SEMANTICS S5). Its quota was checked when it was scheduled.
 func (t *Entity) fanOutLocked(m *store.Message, k store.Key, at int64) {
 	subs := t.lockSubsLocked(at)
-	t.applyLocked(t.planLocked(nil, subs, m, k, at), at)
+	t.applyLocked(t.planLocked(make([]copyPlan, 0, len(subs)), subs, m, k, at), at)
 	unlockAll(subs)
 }
+
+// maxPlanRoom bounds the room publishLocked makes for its plan in advance.
+const maxPlanRoom = 4096
 
 // planLocked appends to plan the copies of m, under key k, that each
 // subscription's rules make at instant at (SEMANTICS R1, R2, R5). The
 // subscriptions' locks are held.
 func (t *Entity) planLocked(plan []copyPlan, subs []*Entity, m *store.Message, k store.Key, at int64) []copyPlan {
-	view := filterView(m, k, at, effectiveTTL(m.TTL, t.ttlCapLocked()), t.b)
+	// The topic's own view, reused under its lock: one made here would go
+	// to the heap for every message, as the filters take it by pointer.
+	if t.view == nil {
+		t.view = new(sqlfilter.Message)
+	}
+	view := t.view
+	*view = filterView(m, k, at, effectiveTTL(m.TTL, t.ttlCapLocked()), t.b)
 	for _, s := range subs {
 		if !s.cfg.Status.canSend() {
 			continue // a disabled subscription gets no copies
 		}
-		plan = s.matchLocked(plan, m, k, &view)
+		plan = s.matchLocked(plan, m, k, view)
 	}
+	*view = sqlfilter.Message{} // holds nothing of m once planned
 	return plan
 }
 
