@@ -105,10 +105,10 @@ type Snapshot struct {
 	// State is the state the reader is shown (SEMANTICS L14), which the
 	// caller chose.
 	State State
-	// Drain is set on what a receive took from a backlog that no message
-	// reached since the receive before: the reader's copy of the body may
-	// take the room of a recycled one (TakeRoom), as no send is waiting for
-	// it.
+	// Drain is set on what a receive took from a backlog that nothing had
+	// been sent to for a while (the engine decides how long): the reader's
+	// copy of the body may take the room of a recycled one (TakeRoom), as
+	// no send is waiting for it.
 	Drain bool
 	// owned is set when the snapshot's reader owns the message, which has
 	// left its store: Release recycles it.
