@@ -202,23 +202,22 @@ func checkMessage(msg *Message, i int) error {
 
 // build makes the caller's messages from snapshots, outside the entity's
 // lock (SEMANTICS V4), and releases the snapshots: each message gets its own
-// body and properties (the bodies of one call share one allocation, each
-// capped at its own length, so that no body can grow into another, but for
-// a drain's, which take the room of recycled bodies while it lasts), and the
+// body and properties (each body in an allocation of its own, or in a drain
+// the room of a recycled one, capped at its length; one allocation for the
+// bodies of a batch was slower on W6 in bench/, and a reader that kept one
+// body kept the whole batch's), and the
 // broker-made message ids are written (those the engine made already, for
 // an event, are shared; the others share one allocation). r is the receiver
 // of peek-lock deliveries, nil otherwise.
 func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Receiver) []*ReceivedMessage {
 	backing := make([]ReceivedMessage, len(snaps))
 	out := make([]*ReceivedMessage, len(snaps))
-	parts := make([][]byte, len(snaps))
 	// Read ahead: the stored messages and their bodies may have gone cold
 	// (a backlog), and what follows reads them one after the other; a tight
 	// first pass that touches each cache line lets their misses overlap.
 	var touched byte
 	for i := range snaps {
 		p := snaps[i].M.Body
-		parts[i] = p
 		for j := 0; j < len(p); j += 64 {
 			touched ^= p[j]
 		}
@@ -233,7 +232,6 @@ func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Rec
 			ids++
 		}
 	}
-	var buf []byte // the bodies from the first that took no room on
 	// The ids share one allocation, which the Builder's String does not copy.
 	var idBuf strings.Builder
 	idBuf.Grow(ids * store.IDLength)
@@ -245,18 +243,12 @@ func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Rec
 		case n == 0:
 			rm.Body = []byte{}
 		default:
-			if buf == nil && snaps[i].Drain {
-				if room := store.TakeRoom(n); room != nil {
-					rm.Body = append(room, m.Body...)[:n:n]
-					break
-				}
+			var room []byte
+			if snaps[i].Drain {
+				room = store.TakeRoom(n)
 			}
-			if buf == nil {
-				// bytes.Join allocates without zeroing what it then
-				// overwrites.
-				buf = bytes.Join(parts[i:], nil)
-			}
-			rm.Body, buf = buf[:n:n], buf[n:]
+			// append to nil allocates without zeroing what it then copies.
+			rm.Body = append(room, m.Body...)[:n:n]
 		}
 		if madeID(m) && snaps[i].MadeID == "" {
 			idBuf.Write(store.AppendID(id[:0], m.IDSeed))

@@ -25,24 +25,29 @@ import (
 // maxPooledBody is the largest body buffer kept for reuse.
 const maxPooledBody = 64 << 10
 
-var pool = sync.Pool{New: func() any {
-	if m, ok := bare.Get().(*Message); ok {
+// pool holds recycled Messages with body room; bare those that TakeRoom is
+// not to draw again: without room (it took it, or they had none of their
+// own), or with room that did not fit a copy out. NewMessage draws on bare
+// once pool is empty.
+var pool, bare sync.Pool
+
+// reused returns a recycled Message, from first, then from second, or a
+// new one.
+func reused(first, second *sync.Pool) *Message {
+	if m, ok := first.Get().(*Message); ok {
+		return m
+	}
+	if m, ok := second.Get().(*Message); ok {
 		return m
 	}
 	return new(Message)
-}}
-
-// bare holds the recycled Messages that TakeRoom is not to draw again:
-// those without body room (it took it, or they had none of their own) and
-// those whose room did not fit a copy out. pool draws on them once it has
-// none left.
-var bare sync.Pool
+}
 
 // NewMessage returns a Message in no store, its fields zero but Scheduled
 // (Unset) and Expires (Never), possibly with spare Body capacity (Body has
 // length 0, and is nil when there is no spare room).
 func NewMessage() *Message {
-	m := pool.Get().(*Message)
+	m := reused(&pool, &bare)
 	m.Scheduled = Unset
 	m.Expires = Never
 	m.due = Never
@@ -72,10 +77,7 @@ func recycle(m *Message) {
 // m's body and properties; from now on neither body is ever reused.
 func (m *Message) Copy() *Message {
 	m.sharedBody = true
-	c, ok := bare.Get().(*Message) // its room would go unused
-	if !ok {
-		c = pool.Get().(*Message)
-	}
+	c := reused(&bare, &pool) // the room of one from pool would go unused
 	*c = *m
 	c.slot, c.pins = 0, 0
 	c.lockPrev, c.lockNext = 0, 0
@@ -147,7 +149,10 @@ func Recycle(m *Message) { recycle(m) }
 // room for fewer bytes, or for more than twice as many, which the copy would
 // keep from the collector. The caller owns the room.
 func TakeRoom(n int) []byte {
-	m := pool.Get().(*Message)
+	m, ok := pool.Get().(*Message)
+	if !ok {
+		return nil
+	}
 	room := m.Body
 	if cap(room) < n || cap(room) > 2*n {
 		room = nil // m keeps it, for a send
