@@ -2,6 +2,7 @@ package minibus_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -328,6 +329,53 @@ func TestV4_TopicCopiesKeepTheirBodies(t *testing.T) {
 		}
 		for _, m := range e.receive(a, 1) {
 			require.NoError(t, a.CompleteMessage(e.ctx, m, nil))
+		}
+	}
+}
+
+// V4, R1, F2: the body a topic's copies share is reused only once every
+// copy has been settled, wherever it went: completing the copies of one
+// subscription, then sending more of the same size (which would take any
+// room given back too early), leaves the bodies that another subscription
+// and a queue fed by a third's ForwardTo deliver later as they were sent.
+func TestV4_SharedBodyOutlivesEveryCopy(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", nil)
+	q := e.queue("q", nil)
+	a := e.receiver(e.subscription(top, "a", nil), nil)
+	b := e.receiver(e.subscription(top, "b", nil), nil)
+	e.subscription(top, "c", &minibus.SubscriptionProperties{ForwardTo: "q"})
+	fromQ := e.receiver(q, nil)
+	body := func(id string) string { return fmt.Sprintf("%064s", id) }
+	const n = 32
+	var held []*minibus.ReceivedMessage // never settled: their bodies stay theirs
+	check := func(r *minibus.Receiver, want int, settle bool) {
+		t.Helper()
+		for _, m := range e.receive(r, want) {
+			require.Equal(t, body(m.MessageID), string(m.Body))
+			if settle {
+				require.NoError(t, r.CompleteMessage(e.ctx, m, nil))
+			} else {
+				held = append(held, m)
+			}
+		}
+	}
+	for round := range 10 {
+		for i := range n {
+			id := strconv.Itoa(round*n + i)
+			require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{MessageID: id, Body: []byte(body(id))}, nil))
+		}
+		check(a, n, true)
+		check(b, n, round%2 == 0) // every other round's copies stay locked
+		for i := range n {
+			id := "scribble" + strconv.Itoa(i)
+			require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{MessageID: id, Body: []byte(body(id))}, nil))
+		}
+		check(fromQ, 2*n, true)
+		check(a, n, true)
+		check(b, n, true)
+		for _, m := range held {
+			require.Equal(t, body(m.MessageID), string(m.Body), "a body received before changed")
 		}
 	}
 }

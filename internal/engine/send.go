@@ -68,7 +68,11 @@ func (e *Entity) sendLocked(recs []*store.Message, now int64, seqs []int64, enc 
 	}
 	var err error
 	if e.kind == KindTopic {
-		err = e.publishLocked(kept, now, out, enc)
+		if err = e.publishLocked(kept, now, out, enc); err == nil {
+			for _, m := range kept {
+				store.Recycle(m) // the topic's hold on what its copies share, unless it keeps m (scheduled)
+			}
+		}
 	} else if err = e.acceptAllLocked(kept, now, out); err == nil {
 		e.commit(enc)
 	}

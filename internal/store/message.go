@@ -168,9 +168,10 @@ type Message struct {
 	// pins counts the snapshots being read from the message outside its
 	// entity's lock (recycle.go).
 	pins int32
-	// sharedBody is set when topic copies share the body: the body is then
-	// never reused (recycle.go).
-	sharedBody bool
+	// share, once a topic has copied the message, counts the messages that
+	// share its body; the last of them to be recycled keeps the body's room
+	// for reuse (recycle.go).
+	share *share
 	// madeID caches the broker-made id once ID made it.
 	madeID string
 }

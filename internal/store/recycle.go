@@ -14,7 +14,11 @@ import (
 // reach it. Its store has let go of it (it is in no arena and no index), and
 // no snapshot is still reading it: a snapshot pins the message under the
 // entity's lock and unpins it when its reader is done. A body that a topic's
-// copies share is never reused; their Message structs are.
+// copies share is reused once the message they were copied from and every
+// copy have been recycled: they count themselves (share), and the last to
+// go keeps the room. One that is never recycled (left to the collector
+// while a snapshot read it, say) keeps the room from reuse: safe, only
+// slower.
 //
 // The room of a recycled body goes to the next send's copy in, or, when a
 // receive drains a backlog that nothing sends to (Snapshot.Drain), to the
@@ -54,15 +58,22 @@ func NewMessage() *Message {
 	return m
 }
 
+// share counts the messages that share one body: a topic's message and
+// its copies.
+type share struct{ holders atomic.Int32 }
+
 // recycle gives m back for reuse if nothing can reach it: it must have left
-// its store and no snapshot may be reading it. Its body's room is kept only
-// when the body is its own.
+// its store and no snapshot may be reading it. Its body's room is kept
+// unless other messages still share it, or there is none, or it is huge.
 func recycle(m *Message) {
 	if m.slot != 0 || atomic.LoadInt32(&m.pins) != 0 {
 		return
 	}
 	body := m.Body[:0]
-	if m.sharedBody || cap(body) == 0 || cap(body) > maxPooledBody {
+	if m.share != nil && m.share.holders.Add(-1) != 0 {
+		body = nil
+	}
+	if cap(body) == 0 || cap(body) > maxPooledBody {
 		body = nil
 	}
 	*m = Message{Body: body}
@@ -74,9 +85,15 @@ func recycle(m *Message) {
 }
 
 // Copy returns a copy of m for a topic's subscription, in no store, sharing
-// m's body and properties; from now on neither body is ever reused.
+// m's body and properties: the body's room is reused once m and all its
+// copies have been recycled. The first copy of a message is made while no
+// other goroutine can reach it (under its topic's lock).
 func (m *Message) Copy() *Message {
-	m.sharedBody = true
+	if m.share == nil {
+		m.share = new(share)
+		m.share.holders.Store(1) // m itself
+	}
+	m.share.holders.Add(1)
 	c := reused(&bare, &pool) // the room of one from pool would go unused
 	*c = *m
 	c.slot, c.pins = 0, 0
@@ -140,8 +157,10 @@ func (s *Snapshot) Release() {
 	}
 }
 
-// Recycle gives m, which is in no store and which no snapshot reads, back
-// for reuse: a message a replayed log had on its way and then dropped.
+// Recycle gives m back for reuse once nothing can reach it (a stored
+// message stays): a message a replayed log had on its way and then dropped,
+// or a topic's message once its copies are made, which no longer shares
+// their body.
 func Recycle(m *Message) { recycle(m) }
 
 // TakeRoom returns the room of a recycled body for a copy of n bytes, its

@@ -37,15 +37,17 @@ func TestCopySharesBody(t *testing.T) {
 	m := NewMessage()
 	m.Body = append(m.Body, "shared"...)
 	c := m.Copy()
-	require.True(t, c.sharedBody)
-	require.True(t, m.sharedBody)
+	require.Same(t, m.share, c.share)
+	require.Equal(t, int32(2), m.share.holders.Load(), "m and c")
 	require.False(t, c.Stored())
 	require.Equal(t, Never, c.due)
 	s := newStore()
 	s.Put(c, Key{Seq: 1}, Main, Available, Never)
 	s.Remove(c)
 	require.Nil(t, c.Body, "a copy's struct is reused but not the body it shares")
+	require.Nil(t, c.share)
 	require.Equal(t, "shared", string(m.Body))
+	require.Equal(t, int32(1), m.share.holders.Load())
 
 	big := NewMessage()
 	big.Body = make([]byte, maxPooledBody+1)
@@ -91,4 +93,58 @@ func TestTakeRoomHasOneOwner(t *testing.T) {
 			require.False(t, taken[unsafe.SliceData(m.Body[:1])], "a taken room went to a send")
 		}
 	}
+}
+
+// A body that a topic's copies share is reused only once the message they
+// were copied from and every copy have been recycled, in any order; a copy
+// of a copy shares it too. The last to go keeps the room.
+func TestSharedBodyReusedAfterLastHolder(t *testing.T) {
+	for last := range 4 {
+		s := newStore()
+		m := NewMessage()
+		m.Body = append(m.Body[:0], "shared"...)
+		body := unsafe.SliceData(m.Body)
+		c1, c2 := m.Copy(), m.Copy()
+		c3 := c2.Copy() // forwarded to a topic, say
+		holders := []*Message{m, c1, c2, c3}
+		require.Equal(t, int32(4), m.share.holders.Load())
+		for i, c := range holders[1:] {
+			s.Put(c, Key{Seq: int64(i + 1)}, Main, Available, Never)
+		}
+		let := func(h *Message) {
+			if h == m {
+				Recycle(m)
+			} else {
+				s.Remove(h)
+			}
+		}
+		for i, h := range holders {
+			if i != last {
+				let(h)
+				require.Nil(t, h.Body, "%d let go while %d holds the body", i, last)
+			}
+		}
+		require.Equal(t, "shared", string(holders[last].Body), "held by %d", last)
+		let(holders[last])
+		require.Empty(t, holders[last].Body, "recycled with its room")
+		require.Same(t, body, unsafe.SliceData(holders[last].Body[:1]), "the room kept is the shared body's")
+	}
+}
+
+// A copy that a snapshot still reads when it leaves its store is not
+// recycled, so the room it shares is never reused: the reader's bytes stay.
+func TestSharedBodyPinnedNeverReused(t *testing.T) {
+	s := newStore()
+	m := NewMessage()
+	m.Body = append(m.Body[:0], "read"...)
+	c1, c2 := m.Copy(), m.Copy()
+	s.Put(c1, Key{Seq: 1}, Main, Available, Never)
+	s.Put(c2, Key{Seq: 2}, Main, Available, Never)
+	snap := c1.Snapshot(Available, false)
+	s.Remove(c1)
+	s.Remove(c2)
+	Recycle(m)
+	snap.Release()
+	require.Equal(t, "read", string(c1.Body))
+	require.Equal(t, int32(1), c1.share.holders.Load(), "c1 never lets go")
 }
