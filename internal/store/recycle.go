@@ -29,19 +29,16 @@ import (
 // maxPooledBody is the largest body buffer kept for reuse.
 const maxPooledBody = 64 << 10
 
-// pool holds recycled Messages with body room; bare those that TakeRoom is
-// not to draw again: without room (it took it, or they had none of their
-// own), or with room that did not fit a copy out. NewMessage draws on bare
-// once pool is empty.
+// pool holds recycled Messages with body room, past the reserve's
+// (reserve.go); bare those that TakeRoom is not to draw again: without room
+// (it took it, or they had none of their own), or with room that did not
+// fit a copy out. NewMessage draws on bare once pool and the reserve are
+// empty.
 var pool, bare sync.Pool
 
-// reused returns a recycled Message, from first, then from second, or a
-// new one.
-func reused(first, second *sync.Pool) *Message {
-	if m, ok := first.Get().(*Message); ok {
-		return m
-	}
-	if m, ok := second.Get().(*Message); ok {
+// bareOrNew returns a recycled Message from bare, or a new one.
+func bareOrNew() *Message {
+	if m, ok := bare.Get().(*Message); ok {
 		return m
 	}
 	return new(Message)
@@ -51,7 +48,10 @@ func reused(first, second *sync.Pool) *Message {
 // (Unset) and Expires (Never), possibly with spare Body capacity (Body has
 // length 0, and is nil when there is no spare room).
 func NewMessage() *Message {
-	m := reused(&pool, &bare)
+	m := withRoom()
+	if m == nil {
+		m = bareOrNew()
+	}
 	m.Scheduled = Unset
 	m.Expires = Never
 	m.due = Never
@@ -80,7 +80,7 @@ func recycle(m *Message) {
 	if body == nil {
 		bare.Put(m)
 	} else {
-		pool.Put(m)
+		keep(m)
 	}
 }
 
@@ -94,7 +94,7 @@ func (m *Message) Copy() *Message {
 		m.share.holders.Store(1) // m itself
 	}
 	m.share.holders.Add(1)
-	c := reused(&bare, &pool) // the room of one from pool would go unused
+	c := bareOrNew() // the room of one from pool would go unused
 	*c = *m
 	c.slot, c.pins = 0, 0
 	c.lockPrev, c.lockNext = 0, 0
@@ -168,8 +168,8 @@ func Recycle(m *Message) { recycle(m) }
 // room for fewer bytes, or for more than twice as many, which the copy would
 // keep from the collector. The caller owns the room.
 func TakeRoom(n int) []byte {
-	m, ok := pool.Get().(*Message)
-	if !ok {
+	m := withRoom()
+	if m == nil {
 		return nil
 	}
 	room := m.Body
