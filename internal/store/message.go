@@ -133,16 +133,16 @@ type Message struct {
 
 	// TTL is the time to live as sent (0: not set) until the message is
 	// enqueued, then its effective time to live (0: it never expires).
-	TTL         int64
-	Enqueued    int64 // EnqueuedTime; for a scheduled message, its scheduled time
-	Expires     int64 // ExpiresAt, or Never
-	Deliveries  uint32
-	EnqueuedSeq int64 // the sequence number first assigned where the message entered
-	Hops        uint8 // ForwardTo moves so far
-	DL          *DeadLetter
+	TTL        int64
+	Enqueued   int64 // EnqueuedTime; for a scheduled message, its scheduled time
+	Expires    int64 // ExpiresAt, or Never
+	Deliveries uint32
+	Hops       uint8 // ForwardTo moves so far
 	// FromDeferral is set on a message locked by ReceiveDeferredMessages: when
 	// its lock ends unsettled it returns to Deferred (SEMANTICS L6).
 	FromDeferral bool
+	EnqueuedSeq  int64 // the sequence number first assigned where the message entered
+	DL           *DeadLetter
 	// RenewUntil, while the message is locked, is until when its lock is
 	// renewed automatically at its end; 0: not renewed.
 	RenewUntil int64

@@ -148,3 +148,10 @@ func TestSharedBodyPinnedNeverReused(t *testing.T) {
 	require.Equal(t, "read", string(c1.Body))
 	require.Equal(t, int32(1), c1.share.holders.Load(), "c1 never lets go")
 }
+
+// A stored message's record stays in the allocator's 256-byte size class:
+// one more field that crosses it costs every queued message 32 bytes (the
+// heap per queued message that bench/ measures).
+func TestMessageFitsItsSizeClass(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(Message{}), uintptr(256))
+}
