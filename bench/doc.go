@@ -67,7 +67,10 @@
 // collector, parking and waking, the store, ...) and whose it is
 // (consumer, producer, the runtime's own goroutines), as in PROFILE.md.
 // cmd/tailtrace runs W4 under runtime/trace and reports what the slowest
-// messages were waiting for ([TraceTail]).
+// messages were waiting for ([TraceTail]). cmd/minibench -trace writes a
+// runtime/trace in the same way as -cpuprofile, and cmd/gstates tells from
+// it where each goroutine's time went: running, waiting for a P, blocked
+// and why ([GoroutineStates]), as in PROFILE.md ("Waiting for a P").
 //
 // # Peers
 //

@@ -13,6 +13,7 @@
 //	go run ./cmd/minibench -scaling-report -in results -md SCALING.md -command "..."
 //	go run ./cmd/minibench -workload W6 -peers minibus -cpuprofile w6.prof
 //	go run ./cmd/minibench -workload W3 -peers minibus -reps 1 -cpuprofile drain.prof -profile-phase drain
+//	go run ./cmd/minibench -workload W1 -peers minibus -reps 1 -trace w1.trace -profile-phase run
 //
 // -report rewrites RESULTS.md but keeps its durable section; -durable-report
 // rewrites that section only (appending it if missing).
@@ -37,6 +38,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,6 +112,7 @@ type flags struct {
 	points                    string
 	quick                     bool
 	cpuprofile, profilePhase  string
+	trace                     string
 }
 
 func parseFlags(def defaults) flags {
@@ -137,7 +140,8 @@ func parseFlags(def defaults) flags {
 	flag.StringVar(&f.points, "points", "", "print the sizes of a scaling variable, one a line, and exit")
 	flag.BoolVar(&f.quick, "quick", def.quick, "with -points: the sizes of a quick run (BENCH_QUICK=1)")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file (with -peers minibus, of minibus only)")
-	flag.StringVar(&f.profilePhase, "profile-phase", "", "with -cpuprofile: profile only the first run's measured part of this name (run, enqueue, drain)")
+	flag.StringVar(&f.trace, "trace", "", "write a runtime/trace of the runs to this file (read it with cmd/gstates or go tool trace)")
+	flag.StringVar(&f.profilePhase, "profile-phase", "", "with -cpuprofile or -trace: capture only the first run's measured part of this name (run, enqueue, drain)")
 	flag.Parse()
 	return f
 }
@@ -199,8 +203,18 @@ func run() error {
 	if w.Peers != nil {
 		rf.Store = bench.DescribeStoreDir(f.dir)
 	}
+	if f.cpuprofile != "" && f.trace != "" {
+		return errors.New("-cpuprofile and -trace: one at a time (each would show the other's cost)")
+	}
 	if f.cpuprofile != "" {
-		stop, err := startProfile(f.cpuprofile, f.profilePhase, &opts)
+		stop, err := startCapture(f.cpuprofile, f.profilePhase, &opts, pprof.StartCPUProfile, pprof.StopCPUProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if f.trace != "" {
+		stop, err := startCapture(f.trace, f.profilePhase, &opts, trace.Start, trace.Stop)
 		if err != nil {
 			return err
 		}
@@ -209,32 +223,32 @@ func run() error {
 	return runAndSave(ctx, w, opts, rf, f.out)
 }
 
-// startProfile writes a CPU profile to path: of everything from now on, or,
-// with a phase, of the first run's part of that name alone (see
-// [bench.RunOptions.OnPhase]). stop ends it, if it is still on, and closes
-// the file.
-func startProfile(path, phase string, opts *bench.RunOptions) (stop func(), err error) {
+// startCapture writes a CPU profile or a trace (start and end) to path:
+// of everything from now on, or, with a phase, of the first run's part of
+// that name alone (see [bench.RunOptions.OnPhase]). stop ends it, if it is
+// still on, and closes the file.
+func startCapture(path, phase string, opts *bench.RunOptions, start func(io.Writer) error, end func()) (stop func(), err error) {
 	pf, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	var mu sync.Mutex
 	on, done := false, false
-	end := func() { // ends the profile if it is on: it covers one part only
+	finish := func() { // ends the capture if it is on: it covers one part only
 		mu.Lock()
 		defer mu.Unlock()
 		if on {
-			pprof.StopCPUProfile()
+			end()
 			on, done = false, true
 		}
 	}
 	stop = func() {
-		end()
+		finish()
 		pf.Close()
 	}
 	if phase == "" {
 		on = true
-		return stop, pprof.StartCPUProfile(pf)
+		return stop, start(pf)
 	}
 	opts.OnPhase = func(workload, peer, name string) {
 		switch {
@@ -242,10 +256,10 @@ func startProfile(path, phase string, opts *bench.RunOptions) (stop func(), err 
 			mu.Lock()
 			defer mu.Unlock()
 			if !on && !done {
-				on = pprof.StartCPUProfile(pf) == nil
+				on = start(pf) == nil
 			}
 		case name == "":
-			end()
+			finish()
 		}
 	}
 	return stop, nil
