@@ -30,7 +30,7 @@ func TestGoroutineStates(t *testing.T) {
 	if trace.IsEnabled() {
 		t.Skip("a trace is already being written")
 	}
-	const spin = 20 * time.Millisecond
+	const spin = 40 * time.Millisecond
 	var buf bytes.Buffer
 	if err := trace.Start(&buf); err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestGoroutineStates(t *testing.T) {
 	if spinner.Running <= 0 {
 		t.Errorf("spinner ran %v", spinner.Running)
 	}
-	if w := waiter.Waiting["chan receive"]; w < spin/2 {
+	if w := waiter.Waiting["chan receive"]; w < spin/4 {
 		t.Errorf("waiter blocked on the channel %v while the spinner spun %v", w, spin)
 	}
 	if waiter.Readied < 1 {
