@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,6 +116,10 @@ type Entity struct {
 	// deleted is set, under mu, when the entity is deleted: explicitly, on
 	// idle, or with its topic. It is atomic so that lookups need not lock.
 	deleted atomic.Bool
+
+	// publishers counts the topic publishes parked on mu, a subscription's
+	// lock (lockSubsLocked); see unlockForPublish.
+	publishers atomic.Int32
 
 	mu  sync.Mutex
 	cfg Config
@@ -517,5 +522,19 @@ func (e *Entity) Broker() *Broker { return e.b }
 func (e *Entity) wakeAllLocked() {
 	for i := range e.waiters {
 		e.waiters[i].wakeAll()
+	}
+}
+
+// unlockForPublish unlocks e and, when a topic's publish is parked on e's
+// lock, yields the processor to it. Go readies the woken publish on this
+// goroutine's P, where it would wait until this goroutine blocks (a
+// receive's copies out, a batch of settlements later) while it holds the
+// topic and the subscriptions locked before e, and every subscription's
+// receivers wait for it (bench/PROFILE.md, "Waiting for a P"). Used where
+// receivers let go of the lock: taking messages and settling them.
+func (e *Entity) unlockForPublish() {
+	e.mu.Unlock()
+	if e.publishers.Load() > 0 {
+		runtime.Gosched()
 	}
 }

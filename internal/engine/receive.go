@@ -190,7 +190,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 			}
 			e.touchLocked(now)
 			e.accessed = now
-			e.mu.Unlock()
+			e.unlockForPublish()
 			return snaps, nil
 		}
 		if maxWait > 0 && deadline == store.Never {

@@ -55,7 +55,7 @@ func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64,
 		return 0, err
 	}
 	e := r.e
-	defer e.mu.Unlock()
+	defer e.unlockForPublish()
 	m := e.st.Locked(s.Token)
 	if m == nil || m.Queue() != r.q || now >= m.LockedUntil() || (r.sess != nil && m.SessionID != r.sess.id) {
 		return 0, errs.Errorf(errs.ErrLockLost, e.Describe(r.q), "%s", lockName(s))

@@ -87,7 +87,11 @@ func CompileRule(spec RuleSpec) (*Rule, error) {
 func (t *Entity) lockSubsLocked(now int64) []*Entity {
 	pruned := false
 	for _, s := range t.subs {
-		s.mu.Lock()
+		if !s.mu.TryLock() {
+			s.publishers.Add(1) // see unlockForPublish
+			s.mu.Lock()
+			s.publishers.Add(-1)
+		}
 		if now >= s.localNext {
 			s.advanceLocked(now, false)
 		}
