@@ -118,8 +118,19 @@ func (t *Entity) planLocked(plan []copyPlan, subs []*Entity, m *store.Message, k
 
 // applyLocked enqueues planned copies at instant at, capped by the topic's
 // time to live and the subscription's (SEMANTICS E1). The topic's and the
-// subscriptions' locks are held.
+// subscriptions' locks are held. The bytes of the copies go to the
+// subscriptions' shared quota at once, before any lock is let go.
 func (t *Entity) applyLocked(plan []copyPlan, at int64) {
+	for _, c := range plan {
+		c.sub.st.Tally()
+	}
+	defer func() {
+		var n int64
+		for _, c := range plan {
+			n += c.sub.st.TakeTally()
+		}
+		t.quota.Add(n)
+	}()
 	for _, c := range plan {
 		s := c.sub
 		ttlCap := capTTL(s.ttlCapLocked(), t.ttlCapLocked())

@@ -35,6 +35,9 @@ func (q *Quota) SetLimit(n int64) { q.limit.Store(n) }
 // Fits reports whether n more bytes stay within the limit now.
 func (q *Quota) Fits(n int64) bool { return n <= q.limit.Load()-q.used.Load() }
 
+// Add adds n bytes, or takes -n away: what stores tallied (Store.Tally).
+func (q *Quota) Add(n int64) { q.used.Add(n) }
+
 // grow adds n bytes if they fit, atomically, and reports whether it did.
 func (q *Quota) grow(n int64) bool {
 	for {
@@ -69,6 +72,10 @@ type Store struct {
 	locks     lockList
 	bytes     int64
 	quota     *Quota
+	// tally, when set, makes Put count in tallied the bytes it stores
+	// instead of adding them to quota (Tally).
+	tally   bool
+	tallied int64
 }
 
 // New returns an empty store that counts what it holds against quota. With
@@ -114,10 +121,30 @@ func (s *Store) Put(m *Message, k Key, q Queue, st State, due int64) {
 	m.key, m.queue, m.state = k, q, st
 	m.size = m.SizeWith(m.Props)
 	s.bytes += m.size
-	s.quota.used.Add(m.size)
+	if s.tally {
+		s.tallied += m.size
+	} else {
+		s.quota.used.Add(m.size)
+	}
 	s.queues[q].count[st]++
 	s.index(m)
 	s.deadlines.set(m, due)
+}
+
+// Tally makes Put count the bytes it stores, for TakeTally, instead of
+// adding each message's to the quota. A topic's subscriptions share its
+// quota, and a publish puts a copy in each: it adds their bytes to the
+// quota once, not once a copy, each addition being a write that the other
+// cores' receives and settlements contend for.
+func (s *Store) Tally() { s.tally = true }
+
+// TakeTally ends a Tally and returns the bytes Put stored since, which the
+// caller adds to the quota (Quota.Add) before it lets go of the store's
+// lock, so that no one sees the quota without them.
+func (s *Store) TakeTally() int64 {
+	n := s.tallied
+	s.tally, s.tallied = false, 0
+	return n
 }
 
 // Move moves stored m to queue q in state st (Available or Deferred), with

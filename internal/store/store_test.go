@@ -271,6 +271,33 @@ func TestQuota(t *testing.T) {
 	require.Zero(t, q.Used())
 }
 
+// A tallied Put counts its bytes for the caller, which adds them to the
+// quota at once; a Remove meanwhile still comes off the quota.
+func TestQuotaTally(t *testing.T) {
+	q := NewQuota(100)
+	s1, s2 := New(q, false), New(q, false)
+	old := NewMessage()
+	old.Body = make([]byte, 5)
+	s1.Put(old, Key{Seq: 1}, Main, Available, Never)
+	s1.Tally()
+	s2.Tally()
+	for i, s := range []*Store{s1, s2} {
+		m := NewMessage()
+		m.Body = make([]byte, 10*(i+1))
+		s.Put(m, Key{Seq: 2}, Main, Available, Never)
+	}
+	s1.Remove(old)
+	require.Zero(t, q.Used(), "tallied bytes wait for the caller")
+	require.EqualValues(t, 10, s1.Bytes())
+	q.Add(s1.TakeTally() + s2.TakeTally())
+	require.EqualValues(t, 30, q.Used())
+	require.Zero(t, s1.TakeTally(), "a take ends the tally")
+	m := NewMessage()
+	m.Body = make([]byte, 7)
+	s1.Put(m, Key{Seq: 3}, Main, Available, Never)
+	require.EqualValues(t, 37, q.Used(), "untallied again")
+}
+
 // A store kept by session takes a session's messages in order, offers the
 // unheld session whose first available message is oldest, and forgets a
 // session with nothing left (SEMANTICS SS3, SS4).
