@@ -19,6 +19,15 @@ func put(s *Store, seq int64, cp uint32, q Queue, st State) *Message {
 	return m
 }
 
+// putSized puts a message with a body of n bytes into s's main queue under
+// sequence number seq.
+func putSized(s *Store, seq int64, n int) *Message {
+	m := NewMessage()
+	m.Body = make([]byte, n)
+	s.Put(m, Key{Seq: seq}, Main, Available, Never)
+	return m
+}
+
 func keys(s *Store, q Queue, from Key, locked bool, max int) []Key {
 	var out []Key
 	s.Ascend(q, from, locked, func(m *Message) bool {
@@ -248,12 +257,8 @@ func TestDeadlineOrder(t *testing.T) {
 func TestQuota(t *testing.T) {
 	q := NewQuota(100)
 	s1, s2 := New(q, false), New(q, false)
-	m := NewMessage()
-	m.Body = make([]byte, 40)
-	s1.Put(m, Key{Seq: 1}, Main, Available, Never)
-	n := NewMessage()
-	n.Body = make([]byte, 30)
-	s2.Put(n, Key{Seq: 1}, Main, Available, Never)
+	m := putSized(s1, 1, 40)
+	n := putSized(s2, 1, 30)
 	require.EqualValues(t, 70, q.Used())
 	require.True(t, q.Fits(30))
 	require.False(t, q.Fits(31))
@@ -276,25 +281,18 @@ func TestQuota(t *testing.T) {
 func TestQuotaTally(t *testing.T) {
 	q := NewQuota(100)
 	s1, s2 := New(q, false), New(q, false)
-	old := NewMessage()
-	old.Body = make([]byte, 5)
-	s1.Put(old, Key{Seq: 1}, Main, Available, Never)
+	old := putSized(s1, 1, 5)
 	s1.Tally()
 	s2.Tally()
-	for i, s := range []*Store{s1, s2} {
-		m := NewMessage()
-		m.Body = make([]byte, 10*(i+1))
-		s.Put(m, Key{Seq: 2}, Main, Available, Never)
-	}
+	putSized(s1, 2, 10)
+	putSized(s2, 2, 20)
 	s1.Remove(old)
 	require.Zero(t, q.Used(), "tallied bytes wait for the caller")
 	require.EqualValues(t, 10, s1.Bytes())
 	q.Add(s1.TakeTally() + s2.TakeTally())
 	require.EqualValues(t, 30, q.Used())
 	require.Zero(t, s1.TakeTally(), "a take ends the tally")
-	m := NewMessage()
-	m.Body = make([]byte, 7)
-	s1.Put(m, Key{Seq: 3}, Main, Available, Never)
+	putSized(s1, 3, 7)
 	require.EqualValues(t, 37, q.Used(), "untallied again")
 }
 
