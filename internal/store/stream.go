@@ -18,46 +18,48 @@ func keyItem(k Key) item     { return item{seq: k.Seq, cp: k.Copy} }
 func lessItem(a, b item) bool { return a.seq < b.seq || (a.seq == b.seq && a.cp < b.cp) }
 
 // stream is one queue of a store. It indexes its messages by key in two
-// btrees, one for the available messages (what a receive takes, lowest key
-// first) and one for the deferred and scheduled ones, so that a receive
+// indexes, one for the available messages (what a receive takes, lowest key
+// first; a fifo) and a btree for the deferred and scheduled ones, so that a receive
 // never walks past them and a peek merges two ordered walks. Locked messages
 // are in neither: they come and go on every receive and settlement, and the
 // store keeps them in its list of locks. count holds the number of messages
 // in each state, locked ones included.
 type stream struct {
-	avail   *btree.BTreeG[item] // State Available
+	avail   fifo                // State Available
 	held    *btree.BTreeG[item] // Deferred, Scheduled and Delayed
 	count   [numStates]int64
 	delayed int // messages in state Delayed in the trees
 }
 
 func newStream() stream {
-	return stream{avail: btree.NewG(degree, lessItem), held: btree.NewG(degree, lessItem)}
-}
-
-func (s *stream) tree(st State) *btree.BTreeG[item] {
-	if st == Available {
-		return s.avail
-	}
-	return s.held
+	return stream{avail: newFIFO(), held: btree.NewG(degree, lessItem)}
 }
 
 // index puts m, in state Available, Deferred, Scheduled or Delayed, into
 // its tree. A session's stream counts its delayed messages.
 func (s *stream) index(m *Message) {
-	s.tree(m.state).ReplaceOrInsert(itemOf(m))
-	if m.state == Delayed {
+	switch m.state {
+	case Available:
+		s.avail.ReplaceOrInsert(itemOf(m))
+	case Delayed:
 		s.delayed++
+		fallthrough
+	default:
+		s.held.ReplaceOrInsert(itemOf(m))
 	}
 }
 
 // unindex takes m out of its tree; a locked message is in none.
 func (s *stream) unindex(m *Message) {
-	if m.state != Locked {
-		s.tree(m.state).Delete(keyItem(m.key))
-	}
-	if m.state == Delayed {
+	switch m.state {
+	case Locked:
+	case Available:
+		s.avail.Delete(keyItem(m.key))
+	case Delayed:
 		s.delayed--
+		fallthrough
+	default:
+		s.held.Delete(keyItem(m.key))
 	}
 }
 
