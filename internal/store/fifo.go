@@ -7,48 +7,94 @@ import (
 )
 
 // fifo indexes a queue's available messages by key: a btree, and in front
-// of it a run of the newest keys in a slice. Messages mostly arrive with
-// keys above every other and leave lowest first; those arrivals append to
-// the run and those departures take from its front, without the descent,
-// the shifting within a node and the rebalancing of a btree. A key that
-// arrives below the run's last goes to the btree (a message whose lock
-// ended, or one that an abandon made available again), after the part of
-// the run below it, so that every key in the btree stays below every key
-// in the run. The methods are those of the btree they stand for.
+// of it a run of the newest keys in fixed chunks. Messages mostly arrive
+// with keys above every other and leave lowest first; those arrivals
+// append to the run and those departures take from its front, without the
+// descent, the shifting within a node and the rebalancing of a btree, and
+// without ever copying the run: it grows and shrinks a chunk at a time, so
+// that one send or receive costs the same at any depth. A key that arrives
+// below the run's last goes to the btree (a message whose lock ended, or
+// one that an abandon made available again), after the part of the run
+// below it, so that every key in the btree stays below every key in the
+// run. The methods are those of the btree they stand for.
 //
 // A key taken from the middle of the run leaves a hole, its slot 0 (no
-// message has slot 0), which its neighbours keep in order; holes at the
-// run's front are skipped, and the run is compacted once half of it is
-// holes or taken, in place.
+// message has slot 0), which keeps its key so that the run stays in order;
+// holes leave the run when they reach its front.
 type fifo struct {
 	tree *btree.BTreeG[item]
-	run  []item // ascending; run[head:] holds the live keys and the holes
-	head int
-	// holes counts the holes in run[head:].
-	holes int
+	// chunks hold the run: its keys, holes included, are at positions 0
+	// to n-1, position p in chunks[(first+p)/chunkLen] at (first+p)%chunkLen.
+	chunks []*[chunkLen]item
+	first  int
+	n      int
+	holes  int
+	// spare is the last chunk let go, kept for the next.
+	spare *[chunkLen]item
 }
+
+// chunkLen is the number of keys in a chunk of the run: 4 KiB.
+const chunkLen = 256
 
 func newFIFO() fifo { return fifo{tree: btree.NewG(degree, lessItem)} }
 
+// at returns the run's key at position p.
+func (f *fifo) at(p int) *item {
+	p += f.first
+	return &f.chunks[p/chunkLen][p%chunkLen]
+}
+
+// push appends it to the run.
+func (f *fifo) push(it item) {
+	if (f.first+f.n)/chunkLen == len(f.chunks) {
+		c := f.spare
+		if c == nil {
+			c = new([chunkLen]item)
+		}
+		f.spare = nil
+		f.chunks = append(f.chunks, c)
+	}
+	*f.at(f.n) = it
+	f.n++
+}
+
+// pop takes the run's first key, hole or not.
+func (f *fifo) pop() item {
+	it := *f.at(0)
+	f.first++
+	f.n--
+	if f.n == 0 {
+		f.first = 0
+		f.chunks = f.chunks[:1] // its one chunk stays
+		return it
+	}
+	if f.first == chunkLen {
+		f.spare = f.chunks[0]
+		f.chunks[0] = nil
+		f.chunks = f.chunks[1:]
+		f.first = 0
+	}
+	return it
+}
+
 // Len returns the number of keys.
-func (f *fifo) Len() int { return f.tree.Len() + len(f.run) - f.head - f.holes }
+func (f *fifo) Len() int { return f.tree.Len() + f.n - f.holes }
 
 // ReplaceOrInsert adds it, replacing an equal key.
 func (f *fifo) ReplaceOrInsert(it item) {
-	n := len(f.run)
 	switch {
-	case n == f.head && (f.tree.Len() == 0 || maxOf(f.tree, it)):
-		f.run = append(f.run[:0], it)
-		f.head, f.holes = 0, 0
-	case n > f.head && lessItem(f.run[n-1], it):
-		f.run = append(f.run, it)
+	case f.n == 0 && (f.tree.Len() == 0 || maxOf(f.tree, it)):
+		f.push(it)
+	case f.n > 0 && lessItem(*f.at(f.n - 1), it):
+		f.push(it)
 	default:
 		i := f.search(it)
-		if i < n && !lessItem(it, f.run[i]) { // equal: in the run
-			if f.run[i].slot == 0 {
+		if i < f.n && !lessItem(it, *f.at(i)) { // equal: in the run
+			x := f.at(i)
+			if x.slot == 0 {
 				f.holes--
 			}
-			f.run[i] = it
+			*x = it
 			return
 		}
 		f.spill(i)
@@ -62,29 +108,28 @@ func maxOf(t *btree.BTreeG[item], it item) bool {
 	return lessItem(top, it)
 }
 
-// search returns the index in the run of the first key at or above it.
+// search returns the position in the run of the first key at or above it.
 func (f *fifo) search(it item) int {
-	return f.head + sort.Search(len(f.run)-f.head, func(i int) bool { return !lessItem(f.run[f.head+i], it) })
+	return sort.Search(f.n, func(p int) bool { return !lessItem(*f.at(p), it) })
 }
 
-// spill moves the run's keys before index i into the btree.
+// spill moves the run's first i keys into the btree.
 func (f *fifo) spill(i int) {
-	for _, x := range f.run[f.head:i] {
-		if x.slot != 0 {
+	for range i {
+		if x := f.pop(); x.slot != 0 {
 			f.tree.ReplaceOrInsert(x)
 		} else {
 			f.holes--
 		}
 	}
-	f.head = i
 	f.settle()
 }
 
 // Delete removes the key equal to it, if there is one.
 func (f *fifo) Delete(it item) {
-	if i := f.search(it); i < len(f.run) && !lessItem(it, f.run[i]) {
-		if f.run[i].slot != 0 {
-			f.run[i].slot = 0
+	if i := f.search(it); i < f.n && !lessItem(it, *f.at(i)) {
+		if x := f.at(i); x.slot != 0 {
+			x.slot = 0
 			f.holes++
 			f.settle()
 		}
@@ -95,8 +140,9 @@ func (f *fifo) Delete(it item) {
 
 // Get returns the key equal to it.
 func (f *fifo) Get(it item) (item, bool) {
-	if i := f.search(it); i < len(f.run) && !lessItem(it, f.run[i]) {
-		return f.run[i], f.run[i].slot != 0
+	if i := f.search(it); i < f.n && !lessItem(it, *f.at(i)) {
+		x := *f.at(i)
+		return x, x.slot != 0
 	}
 	return f.tree.Get(it)
 }
@@ -106,8 +152,8 @@ func (f *fifo) Min() (item, bool) {
 	if f.tree.Len() > 0 {
 		return f.tree.Min()
 	}
-	if f.head < len(f.run) {
-		return f.run[f.head], true // settle keeps a hole from the front
+	if f.n > 0 {
+		return *f.at(0), true // settle keeps a hole from the front
 	}
 	return item{}, false
 }
@@ -117,50 +163,21 @@ func (f *fifo) DeleteMin() (item, bool) {
 	if f.tree.Len() > 0 {
 		return f.tree.DeleteMin()
 	}
-	if f.head == len(f.run) {
+	if f.n == 0 {
 		return item{}, false
 	}
-	it := f.run[f.head]
-	f.head++
+	it := f.pop()
 	f.settle()
 	return it, true
 }
 
-// settle skips the holes at the run's front, and compacts the run once
-// half of it is holes or taken.
+// settle lets the holes at the run's front go.
 func (f *fifo) settle() {
-	for f.head < len(f.run) && f.run[f.head].slot == 0 {
-		f.head++
+	for f.n > 0 && f.at(0).slot == 0 {
+		f.pop()
 		f.holes--
 	}
-	n := len(f.run)
-	switch {
-	case f.head == n:
-		f.run, f.head, f.holes = f.run[:0], 0, 0
-		if cap(f.run) > maxIdleRun {
-			f.run = nil
-		}
-	case n >= minCompact && 2*(f.head+f.holes) >= n:
-		w := 0
-		for _, x := range f.run[f.head:] { // in place: w never passes the read
-			if x.slot != 0 {
-				f.run[w] = x
-				w++
-			}
-		}
-		f.run, f.head, f.holes = f.run[:w], 0, 0
-		if c := cap(f.run); c > maxIdleRun && 4*w < c {
-			f.run = append(make([]item, 0, 2*w), f.run...) // give back room a backlog left
-		}
-	}
 }
-
-const (
-	// minCompact is the shortest run that settle compacts.
-	minCompact = 64
-	// maxIdleRun is the room an empty run keeps, in keys (16 KiB).
-	maxIdleRun = 1024
-)
 
 // AscendRange calls fn with each key from from up to before to, in order,
 // until fn returns false.
@@ -173,7 +190,8 @@ func (f *fifo) AscendRange(from, to item, fn func(item) bool) {
 	if stop {
 		return
 	}
-	for _, x := range f.run[f.search(from):] {
+	for p := f.search(from); p < f.n; p++ {
+		x := *f.at(p)
 		if !lessItem(x, to) {
 			return
 		}
@@ -194,8 +212,8 @@ func (f *fifo) AscendGreaterOrEqual(from item, fn func(item) bool) {
 	if stop {
 		return
 	}
-	for _, x := range f.run[f.search(from):] {
-		if x.slot != 0 && !fn(x) {
+	for p := f.search(from); p < f.n; p++ {
+		if x := *f.at(p); x.slot != 0 && !fn(x) {
 			return
 		}
 	}
