@@ -17,10 +17,10 @@ func keyItem(k Key) item     { return item{seq: k.Seq, cp: k.Copy} }
 
 func lessItem(a, b item) bool { return a.seq < b.seq || (a.seq == b.seq && a.cp < b.cp) }
 
-// stream is one queue of a store. It indexes its messages by key in two
-// indexes, one for the available messages (what a receive takes, lowest key
-// first; a fifo) and a btree for the deferred and scheduled ones, so that a receive
-// never walks past them and a peek merges two ordered walks. Locked messages
+// stream is one queue of a store. It indexes its messages by key twice: a
+// fifo for the available messages (what a receive takes, lowest key first)
+// and a btree for the deferred and scheduled ones, so that a receive never
+// walks past them and a peek merges two ordered walks. Locked messages
 // are in neither: they come and go on every receive and settlement, and the
 // store keeps them in its list of locks. count holds the number of messages
 // in each state, locked ones included.
