@@ -19,6 +19,9 @@ import (
 type Broker struct {
 	clock clock.Clock
 	log   *slog.Logger
+	// quiet: log's handler is slog.DiscardHandler, so no level is ever
+	// enabled; saves asking it on every batch of events.
+	quiet bool
 	loc   *time.Location
 	// epoch is the clock's time at New; instants are measured from it
 	// (clockNow).
@@ -63,6 +66,7 @@ func New(o Options) *Broker {
 	b := &Broker{
 		clock:      o.Clock,
 		log:        o.Logger,
+		quiet:      o.Logger.Handler() == slog.DiscardHandler,
 		loc:        epoch.Location(),
 		epoch:      epoch,
 		epochNanos: Instant(epoch),
@@ -269,6 +273,11 @@ func (l *lifecycle) close() bool {
 
 // Logger returns the broker's logger.
 func (b *Broker) Logger() *slog.Logger { return b.log }
+
+// debugging reports whether the logger writes Debug lines now.
+func (b *Broker) debugging() bool {
+	return !b.quiet && b.log.Enabled(context.Background(), slog.LevelDebug)
+}
 
 // Clock returns the broker's clock.
 func (b *Broker) Clock() clock.Clock { return b.clock }

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -388,7 +386,7 @@ func (b *Broker) handOver(l *lane) {
 			ev.mu.Unlock()
 		}
 	}()
-	debug := b.log.Enabled(context.Background(), slog.LevelDebug)
+	debug := b.debugging()
 	mask := uint64(len(q) - 1)
 	for ; p < end; p++ {
 		if p > first {

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"context"
-	"log/slog"
 	"maps"
 	"strconv"
 	"time"
@@ -384,7 +382,7 @@ func (e *Entity) deadLetterLocked(m *store.Message, reason, description string, 
 	e.emitLocked(EventDeadLettered, m, m.Queue(), at, reason)
 	m.FromDeferral = false
 	m.DL = &store.DeadLetter{Reason: reason, Description: description}
-	if e.b.log.Enabled(context.Background(), slog.LevelDebug) {
+	if e.b.debugging() {
 		e.b.log.Debug("minibus: dead-lettered", "entity", e.describe(), "seq", m.Key().Seq, "reason", reason)
 	}
 	if e.forwardsDeadLetters(reason) {
