@@ -224,3 +224,66 @@ func BenchmarkObserverOverhead(b *testing.B) {
 	b.ReportMetric(counting, "ns/msg-observed")
 	b.ReportMetric(counting/none, "observed/none")
 }
+
+// BenchmarkObserverOverheadPipelined is BenchmarkObserverOverhead in the
+// shape of BenchmarkSendReceiveComplete: a producer sends 1 KiB messages
+// while the consumer receives batches of up to 32 and completes each, the
+// two namespaces alternating in rounds. It reports msgs/s of each and the
+// ratio of their times.
+func BenchmarkObserverOverheadPipelined(b *testing.B) {
+	var count atomic.Int64
+	qs := make([]*minibus.Queue, 2)
+	rs := make([]*minibus.Receiver, 2)
+	for i, opts := range [][]minibus.Option{nil, {minibus.WithObserver(func(minibus.Event) { count.Add(1) })}} {
+		_, q := newBenchQueue(b, opts...)
+		r, err := q.NewReceiver(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		qs[i], rs[i] = q, r
+	}
+	ctx := context.Background()
+	msg := benchMessage()
+	var took [2]time.Duration
+	const round = 4096
+	b.ReportAllocs()
+	for done := 0; done < b.N; {
+		n := min(round, b.N-done)
+		for i := range qs {
+			start := time.Now()
+			sent := make(chan error, 1)
+			go func() {
+				for range n {
+					if err := qs[i].SendMessage(ctx, msg, nil); err != nil {
+						sent <- err
+						return
+					}
+				}
+				sent <- nil
+			}()
+			for got := 0; got < n; {
+				rms, err := rs[i].ReceiveMessages(ctx, 32, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, m := range rms {
+					if err := rs[i].CompleteMessage(ctx, m, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				got += len(rms)
+			}
+			if err := <-sent; err != nil {
+				b.Fatal(err)
+			}
+			took[i] += time.Since(start)
+		}
+		done += n
+	}
+	if got, want := count.Load(), int64(1+3*b.N); got != want { // EntityCreated, then 3 a message
+		b.Fatalf("observed %d events, want %d", got, want)
+	}
+	b.ReportMetric(float64(b.N)/took[0].Seconds(), "msgs/s-none")
+	b.ReportMetric(float64(b.N)/took[1].Seconds(), "msgs/s-observed")
+	b.ReportMetric(float64(took[1])/float64(took[0]), "observed/none")
+}
