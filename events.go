@@ -151,7 +151,16 @@ func (o *options) observer() func(*engine.Event) {
 		return nil
 	case 1:
 		f := obs[0]
-		return func(x *engine.Event) { f(publicEvent(x, loc)) }
+		// The Event is built where the call passes it: returned by
+		// publicEvent, it would be copied there right after being written,
+		// which stalls on reading back the stores.
+		return func(x *engine.Event) {
+			f(Event{
+				Kind: EventKind(x.Kind), Entity: x.Entity, SubQueue: subQueueOf(x.Queue),
+				SequenceNumber: x.Seq, MessageID: x.MessageID, DeliveryCount: x.Deliveries, Reason: x.Reason,
+				At: time.Unix(0, x.At).In(loc),
+			})
+		}
 	}
 	return func(x *engine.Event) {
 		ev := publicEvent(x, loc)
