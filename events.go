@@ -150,32 +150,30 @@ func (o *options) observer() func(*engine.Event) {
 	case 0:
 		return nil
 	case 1:
-		f := obs[0]
-		// The Event is built where the call passes it: returned by
-		// publicEvent, it would be copied there right after being written,
-		// which stalls on reading back the stores.
-		return func(x *engine.Event) {
-			f(Event{
-				Kind: EventKind(x.Kind), Entity: x.Entity, SubQueue: subQueueOf(x.Queue),
-				SequenceNumber: x.Seq, MessageID: x.MessageID, DeliveryCount: x.Deliveries, Reason: x.Reason,
-				At: time.Unix(0, x.At).In(loc),
-			})
-		}
+		return observerCall(obs[0], loc)
+	}
+	calls := make([]func(*engine.Event), len(obs))
+	for i, f := range obs {
+		calls[i] = observerCall(f, loc)
 	}
 	return func(x *engine.Event) {
-		ev := publicEvent(x, loc)
-		for _, f := range obs {
-			f(ev)
+		for _, call := range calls {
+			call(x)
 		}
 	}
 }
 
-// publicEvent converts x, its instant in loc.
-func publicEvent(x *engine.Event, loc *time.Location) Event {
-	return Event{
-		Kind: EventKind(x.Kind), Entity: x.Entity, SubQueue: subQueueOf(x.Queue),
-		SequenceNumber: x.Seq, MessageID: x.MessageID, DeliveryCount: x.Deliveries, Reason: x.Reason,
-		At: time.Unix(0, x.At).In(loc),
+// observerCall returns what calls f with an engine event, its instant in
+// loc. The Event is built where the call passes it: converted, returned
+// and then passed, it would be copied right after being written, and
+// reading back those stores stalls.
+func observerCall(f func(Event), loc *time.Location) func(*engine.Event) {
+	return func(x *engine.Event) {
+		f(Event{
+			Kind: EventKind(x.Kind), Entity: x.Entity, SubQueue: subQueueOf(x.Queue),
+			SequenceNumber: x.Seq, MessageID: x.MessageID, DeliveryCount: x.Deliveries, Reason: x.Reason,
+			At: time.Unix(0, x.At).In(loc),
+		})
 	}
 }
 
