@@ -156,6 +156,21 @@ func (m *refModel) noteTie(d *mEntity, f mForward) {
 	}
 }
 
+// noteSubsTie records a tie when topic t, deleted for idleness at instant
+// at, has a subscription that forwards and has an event of its own at that
+// instant: the model deletes the topic first, with its subscriptions, while
+// the broker may visit the subscription first (its scheduler bound can be
+// earlier than the deadline) and forward what the event moves, a
+// dead-lettered message to ForwardDeadLetteredMessagesTo for one.
+func (m *refModel) noteSubsTie(t *mEntity, at int64) {
+	for _, s := range t.subs {
+		if !s.deleted && (s.cfg.forwardTo != "" || s.cfg.forwardDLTo != "") && m.hasEventAt(s, at) {
+			m.tieAt = min(m.tieAt, at)
+			return
+		}
+	}
+}
+
 // busyAt reports whether d has an event of its own at instant at, fired or
 // pending, or, for a topic, one of its subscriptions other than by, the
 // entity whose event forwarded: the broker may order it before or after

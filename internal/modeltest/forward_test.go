@@ -59,3 +59,41 @@ func TestNoteTie_T3_LoneActivationNoTie(t *testing.T) {
 	require.Equal(t, int64(mNever), ahead.tieAt)
 	require.Equal(t, 1, ahead.hits.HopLimit, "the message went round to the hop limit")
 }
+
+// T3, A3, D4: at +5m a topic is deleted for idleness and the lock of a
+// message in its subscription ends at its MaxDeliveryCount, which
+// dead-letters it to the queue the subscription forwards dead letters to.
+// The model deletes the topic first, with the subscription; the broker may
+// visit the subscription first (its scheduler bound can come before the
+// deadline) and forward the message. The order is the broker's own, so the
+// harness must not move its clock across +5m (a tie). Without noteSubsTie
+// TestModel found the queue holding one message more than the model said.
+func TestNoteTie_T3_TopicIdleDeletionBesideForwardingSubscription(t *testing.T) {
+	m := newRefModel(epoch.UnixNano())
+	_, err := m.createQueue("q", nil)
+	require.NoError(t, err)
+	top, err := m.createTopic("t", &minibus.TopicProperties{AutoDeleteOnIdle: 5 * time.Minute})
+	require.NoError(t, err)
+	sub, err := m.createSub(top, "s", &minibus.SubscriptionProperties{
+		LockDuration: 5 * time.Minute, MaxDeliveryCount: 1, ForwardDeadLetteredMessagesTo: "q",
+	}, trueRule())
+	require.NoError(t, err)
+	_, err = m.send(top, []*minibus.Message{{Body: []byte("locked")}}, mUnset)
+	require.NoError(t, err)
+	r, err := m.newReceiver(sub, false, sqMain)
+	require.NoError(t, err)
+	got, _, err := m.receive(r, 1)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+
+	ahead := m.clone()
+	ahead.advance(epoch.Add(10 * time.Minute).UnixNano())
+	require.Equal(t, epoch.Add(5*time.Minute).UnixNano(), ahead.tieAt)
+
+	// Without the forward there is nothing to order: no tie.
+	c, ok := subCfg(minibus.SubscriptionProperties{LockDuration: 5 * time.Minute, MaxDeliveryCount: 1})
+	require.NoError(t, m.update(sub, c, ok))
+	ahead = m.clone()
+	ahead.advance(epoch.Add(10 * time.Minute).UnixNano())
+	require.Equal(t, int64(mNever), ahead.tieAt)
+}

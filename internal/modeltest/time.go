@@ -169,6 +169,7 @@ func (m *refModel) fire(ev mEvent) {
 		if e.kind != mSub {
 			m.idleGone[strings.ToLower(e.name)] = gone{e, ev.at}
 		}
+		m.noteSubsTie(e, ev.at)
 		m.deleteEntity(e)
 	case "lock":
 		m.hits.LockExpiry++
