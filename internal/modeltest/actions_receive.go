@@ -196,7 +196,8 @@ func (h *machine) await(t *rapid.T, what string, done chan blockedResult, wouldB
 	}
 	res, ok := awaitBlocked(h.clk, done, 10*time.Second)
 	if !ok {
-		t.Fatalf("%s: still blocked after 10 s, the model says it woke (T5)", what)
+		t.Fatalf("%s: still blocked after 10 s, the model says it woke (T5); the clock at +%v, the broker's goroutines:\n%s",
+			what, h.clk.Now().Sub(epoch), brokerStacks())
 	}
 	if wouldBlock && (!errors.Is(res.err, context.Canceled) || res.got != nil) {
 		t.Fatalf("%s: nothing became available, broker returned %v %v", what, describeGot(res.got), res.err)

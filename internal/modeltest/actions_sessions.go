@@ -127,7 +127,8 @@ func (h *machine) blockedAcceptNext(t *rapid.T) {
 	}
 	res, ok := awaitBlocked(h.clk, done, 10*time.Second)
 	if !ok {
-		t.Fatalf("%s: still blocked after 10 s, the model says it woke (T5)", what)
+		t.Fatalf("%s: still blocked after 10 s, the model says it woke (T5); the clock at +%v, the broker's goroutines:\n%s",
+			what, h.clk.Now().Sub(epoch), brokerStacks())
 	}
 	if wouldBlock {
 		if !errors.Is(res.err, context.Canceled) {

@@ -9,7 +9,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,6 +132,22 @@ func awaitBlocked[T any](c *timerClock, done <-chan T, limit time.Duration) (res
 		}
 	})
 	return res, ok
+}
+
+// brokerStacks returns the stacks of the goroutines in the broker's code,
+// for a blocked call that did not wake: where each one waits says whether
+// the wake-up was never sent (a receive parked in its select) or the call
+// is held up on its way (a lock, a catch-up, the events).
+func brokerStacks() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "minibus/internal/engine.") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 type machine struct {
