@@ -84,7 +84,8 @@ type scheduler struct {
 	forwarders map[*Entity]struct{}
 	blocked    atomic.Int32
 
-	// armedAt is the instant the timer is armed for, or store.Never.
+	// armedAt is the instant the timer is armed for, or a later one when
+	// the clock moved while it was set (arm); store.Never when none.
 	armedAt atomic.Int64
 
 	// timerMu guards timer and orders arming; sched.mu may be taken under
@@ -338,15 +339,19 @@ func (b *Broker) arm() (due bool) {
 	// goroutine): it would then fire that much late, after a deadline that
 	// a blocked receiver waits for (SEMANTICS T5). So when the clock moved
 	// while the timer was being set, set it again from the new reading.
+	var read int64
 	for try := 0; ; try++ {
 		b.setTimerLocked(time.Duration(next - now))
-		read := now
+		read = now
 		now = b.clockNow()
 		if now == read || now >= next || try == armRetries {
 			break
 		}
 	}
-	s.armedAt.Store(next)
+	// The timer fires at most as late as the clock moved since read: armedAt
+	// says so, so that a receiver that blocks later for an earlier deadline
+	// arms it again rather than wait for it (watch, register).
+	s.armedAt.Store(after(next, now-read))
 	s.timerMu.Unlock()
 	// The clock may have passed next while the timer was being set: then
 	// the timer might not fire in this Add, so the caller catches up itself.
