@@ -351,7 +351,16 @@ func (b *Broker) arm() (due bool) {
 	// The timer fires at most as late as the clock moved since read: armedAt
 	// says so, so that a receiver that blocks later for an earlier deadline
 	// arms it again rather than wait for it (watch, register).
-	s.armedAt.Store(after(next, now-read))
+	at := after(next, now-read)
+	if now >= next {
+		// The clock passed next meanwhile: the timer is set to fire at once
+		// (a mock's, when the clock next moves), for the receivers already
+		// blocked, whose wake-up a caller that cannot catch up itself
+		// (register, noteForwarding) would otherwise leave to a late timer.
+		b.setTimerLocked(0)
+		at = b.clockNow()
+	}
+	s.armedAt.Store(at)
 	s.timerMu.Unlock()
 	// The clock may have passed next while the timer was being set: then
 	// the timer might not fire in this Add, so the caller catches up itself.

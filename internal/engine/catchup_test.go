@@ -19,6 +19,15 @@ type jumpyClock struct {
 	*clock.Mock
 	skip atomic.Int32 // readings to take before the one that jumps
 	jump atomic.Int64 // how far it jumps; 0: no jump pending
+	// fired receives once each timer callback has returned.
+	fired chan struct{}
+}
+
+func (c *jumpyClock) AfterFunc(d time.Duration, f func()) *clock.Timer {
+	return c.Mock.AfterFunc(d, func() {
+		f()
+		c.fired <- struct{}{}
+	})
 }
 
 func (c *jumpyClock) Since(t time.Time) time.Duration {
@@ -31,12 +40,13 @@ func (c *jumpyClock) Since(t time.Time) time.Duration {
 
 // T5: a receiver blocks on a queue whose scheduled message activates at
 // +10s; while the broker arms its timer the clock moves from 0 to +20s, so
-// the timer, set from the reading at 0, fires at +30s. armedAt must not
-// say +10s: a receiver that blocked later for a deadline before +30s (say
-// +25s) would then trust that timer instead of arming its own, and would
-// not wake when the clock reached its deadline.
+// that a timer set from the reading at 0 would fire at +30s. The timer must
+// fire when the clock next moves, for the receivers already blocked, and
+// armedAt must not say +10s: a receiver that blocked later for a deadline
+// before the timer's (say +25s) would then trust that timer instead of
+// arming its own, and would not wake when the clock reached its deadline.
 func TestArm_T5_ClockMovesWhileTheTimerIsSet(t *testing.T) {
-	c := &jumpyClock{Mock: clock.NewMock()}
+	c := &jumpyClock{Mock: clock.NewMock(), fired: make(chan struct{}, 4)}
 	c.Set(epoch)
 	b := New(Options{Clock: c, Logger: slog.New(slog.DiscardHandler)})
 	defer b.Close()
@@ -54,6 +64,17 @@ func TestArm_T5_ClockMovesWhileTheTimerIsSet(t *testing.T) {
 	defer b.unwatch(e)
 	require.True(t, due, "the activation at +10s is due once the clock is at +20s")
 	require.Equal(t, epoch.Add(20*time.Second), c.Now())
-	require.GreaterOrEqual(t, b.sched.armedAt.Load(), epoch.Add(30*time.Second).UnixNano(),
-		"armedAt is no earlier than the instant the timer fires")
+	require.Equal(t, epoch.Add(20*time.Second).UnixNano(), b.sched.armedAt.Load(),
+		"the timer fires at the clock's time, and armedAt says so")
+
+	c.Mock.Add(0) // fires the timers due at +20s
+	select {
+	case <-c.fired:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the timer did not fire when the clock moved")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	require.Zero(t, e.st.Count(store.Main, store.Scheduled), "the timer's catch-up activated the message (S4)")
+	require.Equal(t, 1, e.st.Available(store.Main))
 }
