@@ -25,13 +25,7 @@ func TestNoteTie_T3_SubscriptionEventInTopicCatchUp(t *testing.T) {
 	require.NoError(t, err)
 	sub, err := m.createSub(top, "s", &minibus.SubscriptionProperties{LockDuration: time.Minute}, trueRule())
 	require.NoError(t, err)
-	_, err = m.send(top, []*minibus.Message{{Body: []byte("locked")}}, mUnset)
-	require.NoError(t, err)
-	r, err := m.newReceiver(sub, false, sqMain)
-	require.NoError(t, err)
-	got, _, err := m.receive(r, 1)
-	require.NoError(t, err)
-	require.Len(t, got, 1)
+	lockOne(t, m, top, sub)
 	c, ok := subCfg(minibus.SubscriptionProperties{LockDuration: time.Minute, ForwardTo: "t"})
 	require.NoError(t, m.update(sub, c, ok))
 	_, err = m.send(top, []*minibus.Message{{Body: []byte("later"), ScheduledEnqueueTime: epoch.Add(time.Minute)}}, mUnset)
@@ -78,13 +72,7 @@ func TestNoteTie_T3_TopicIdleDeletionBesideForwardingSubscription(t *testing.T) 
 		LockDuration: 5 * time.Minute, MaxDeliveryCount: 1, ForwardDeadLetteredMessagesTo: "q",
 	}, trueRule())
 	require.NoError(t, err)
-	_, err = m.send(top, []*minibus.Message{{Body: []byte("locked")}}, mUnset)
-	require.NoError(t, err)
-	r, err := m.newReceiver(sub, false, sqMain)
-	require.NoError(t, err)
-	got, _, err := m.receive(r, 1)
-	require.NoError(t, err)
-	require.Len(t, got, 1)
+	lockOne(t, m, top, sub)
 
 	ahead := m.clone()
 	ahead.advance(epoch.Add(10 * time.Minute).UnixNano())
@@ -96,4 +84,17 @@ func TestNoteTie_T3_TopicIdleDeletionBesideForwardingSubscription(t *testing.T) 
 	ahead = m.clone()
 	ahead.advance(epoch.Add(10 * time.Minute).UnixNano())
 	require.Equal(t, int64(mNever), ahead.tieAt)
+}
+
+// lockOne sends a message to topic top and takes it, locked, from its
+// subscription sub.
+func lockOne(t *testing.T, m *refModel, top, sub *mEntity) {
+	t.Helper()
+	_, err := m.send(top, []*minibus.Message{{Body: []byte("locked")}}, mUnset)
+	require.NoError(t, err)
+	r, err := m.newReceiver(sub, false, sqMain)
+	require.NoError(t, err)
+	got, _, err := m.receive(r, 1)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
 }
