@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/minibus-go/minibus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -591,4 +592,39 @@ func TestF2_ForwardedBeforeConcurrentSendsReturn(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// E1, F3: copies that a subscription cannot forward go to its transfer
+// dead-letter queue capped by the topic's DefaultMessageTimeToLive, read
+// without the topic's lock while updates change it (a data race under
+// -race before it was kept apart): each copy has one of the two TTLs.
+func TestE1_F3_TopicUpdatesBesideTransferDeadLetters(t *testing.T) {
+	e := newEnv(t)
+	ttls := []time.Duration{time.Hour, 2 * time.Hour}
+	top := e.topic("t", &minibus.TopicProperties{DefaultMessageTimeToLive: ttls[1]})
+	e.queue("dest", &minibus.QueueProperties{Status: minibus.EntityStatusSendDisabled})
+	sub := e.subscription(top, "s", &minibus.SubscriptionProperties{ForwardTo: "dest"})
+	const n = 100
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := range n {
+			_, err := e.ns.UpdateTopic("t", minibus.TopicProperties{DefaultMessageTimeToLive: ttls[i%2]})
+			assert.NoError(t, err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range n {
+			assert.NoError(t, top.SendMessage(e.ctx, &minibus.Message{}, nil))
+		}
+	}()
+	wg.Wait()
+	got := e.receive(e.receiver(sub, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueTransfer}), n)
+	require.Len(t, got, n)
+	for _, m := range got {
+		require.Equal(t, "TransferFailed", m.DeadLetterReason)
+		require.Contains(t, ttls, m.TimeToLive)
+	}
 }

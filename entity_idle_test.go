@@ -1,10 +1,12 @@
 package minibus_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/minibus-go/minibus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -155,4 +157,36 @@ func TestA3_IdleQueueIsDeleted(t *testing.T) {
 	requireSentinel(t, err, minibus.ErrNotFound, `queue "q"`)
 	fresh := e.queue("q", nil)
 	require.Zero(t, fresh.RuntimeProperties().TotalMessageCount)
+}
+
+// A2, V2: peeks on a subscription, beside updates that switch its topic's
+// AutoDeleteOnIdle on and off, read the topic's setting without the
+// topic's lock (a data race under -race before it was kept apart); the last
+// update's setting holds.
+func TestA2_TopicUpdatesBesideSubscriptionPeeks(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", nil)
+	r := e.receiver(e.subscription(top, "s", nil), nil)
+	const updates = 100
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := range updates {
+			_, err := e.ns.UpdateTopic("t", minibus.TopicProperties{AutoDeleteOnIdle: time.Duration(i%2) * time.Hour})
+			assert.NoError(t, err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range updates {
+			_, err := r.PeekMessages(e.ctx, 1, nil)
+			assert.NoError(t, err)
+		}
+	}()
+	wg.Wait()
+	e.mock.Add(time.Hour - time.Nanosecond)
+	require.Equal(t, []string{"t"}, e.ns.Topics())
+	e.mock.Add(time.Nanosecond)
+	require.Empty(t, e.ns.Topics(), "the last update (1h) holds")
 }

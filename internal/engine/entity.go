@@ -106,6 +106,11 @@ type Entity struct {
 	// lastActivity is the instant of the last activity (SEMANTICS A2). It is
 	// atomic because a subscription's activity is also its topic's.
 	lastActivity atomic.Int64
+	// idleWatched (cfg.AutoDeleteOnIdle is set, SEMANTICS A1) and ttlCap
+	// (cfg.TTL) are copies of cfg that a subscription reads of its topic's
+	// under its own lock, not the topic's; setConfigLocked keeps them.
+	idleWatched atomic.Bool
+	ttlCap      atomic.Int64
 	// watchers counts the receivers blocked on the entity (for a topic, on
 	// its subscriptions); inWatchSet says the scheduler knows it.
 	watchers   atomic.Int32
@@ -173,13 +178,13 @@ func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now i
 		name:           name,
 		path:           name,
 		topic:          topic,
-		cfg:            c,
 		created:        now,
 		updated:        now,
 		accessed:       now,
 		lastActivation: store.Unset,
 		localNext:      store.Never,
 	}
+	e.setConfigLocked(c)
 	if topic != nil {
 		e.path = topic.name + "/Subscriptions/" + name
 		e.quota = topic.quota
@@ -319,7 +324,7 @@ func (e *Entity) updateLocked(c Config, now int64) {
 	} else {
 		e.quota.SetLimit(c.maxSize())
 	}
-	e.cfg = c
+	e.setConfigLocked(c)
 	e.b.noteForwarding(e, c)
 	e.updated = now
 	e.touchLocked(now)
@@ -335,6 +340,14 @@ func (e *Entity) updateLocked(c Config, now int64) {
 		unlockAll(subs)
 	}
 	e.rescheduleLocked()
+}
+
+// setConfigLocked sets e's configuration and the copies of it that its
+// subscriptions read.
+func (e *Entity) setConfigLocked(c Config) {
+	e.cfg = c
+	e.idleWatched.Store(c.AutoDeleteOnIdle != 0)
+	e.ttlCap.Store(int64(c.TTL))
 }
 
 // Counts are an entity's message counts and times (SEMANTICS L13).

@@ -167,7 +167,7 @@ func (b *Broker) appendRec(rec []byte) {
 // peek, a receive that found nothing) when it matters: for an entity that
 // is deleted when idle (SEMANTICS A2).
 func (e *Entity) touchRecLocked(now int64) {
-	idle := e.cfg.AutoDeleteOnIdle != 0 || (e.topic != nil && e.topic.cfg.AutoDeleteOnIdle != 0)
+	idle := e.idleWatched.Load() || (e.topic != nil && e.topic.idleWatched.Load())
 	if idle && e.lastActivity.Load() < now {
 		if enc := e.rec(recTouch); enc != nil {
 			enc.svar(now)

@@ -79,10 +79,11 @@ func expiry(at, ttl int64) int64 {
 func (e *Entity) ttlCapLocked() int64 { return int64(e.cfg.TTL) }
 
 // enqueueCapLocked is the cap on time to live of an enqueue in e: a
-// subscription's is also capped by its topic's (SEMANTICS E1).
+// subscription's is also capped by its topic's (SEMANTICS E1), read without
+// the topic's lock.
 func (e *Entity) enqueueCapLocked() int64 {
 	if e.topic != nil {
-		return capTTL(e.ttlCapLocked(), e.topic.ttlCapLocked())
+		return capTTL(e.ttlCapLocked(), e.topic.ttlCap.Load())
 	}
 	return e.ttlCapLocked()
 }
