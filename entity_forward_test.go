@@ -628,3 +628,55 @@ func TestE1_F3_TopicUpdatesBesideTransferDeadLetters(t *testing.T) {
 		require.Contains(t, ttls, m.TimeToLive)
 	}
 }
+
+// F2: peeks beside updates that start a queue forwarding: the peeks show
+// the messages as they were in the queue (no EnqueuedSequenceNumber), and
+// the forward sets it on the messages it moves without touching what a
+// peek is reading (a data race under -race before the number was part of
+// what a read copies under the lock); each message arrives once, numbered
+// where it entered.
+func TestF2_UpdateStartsForwardingBesidePeeks(t *testing.T) {
+	e := newEnv(t)
+	dest := e.queue("dest", nil)
+	q := e.queue("q", nil)
+	r := e.receiver(q, nil)
+	const rounds = 100
+	stop, done := make(chan struct{}), make(chan struct{})
+	var peeked []*minibus.ReceivedMessage
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ms, err := r.PeekMessages(e.ctx, 10, &minibus.PeekMessagesOptions{FromSequenceNumber: 1})
+			assert.NoError(t, err)
+			peeked = append(peeked, ms...)
+		}
+	}()
+	var seqs []int64
+	for i := range rounds {
+		// Scheduled for now: enqueued at once, its number returned (S1).
+		s, err := q.ScheduleMessages(e.ctx, []*minibus.Message{{MessageID: strconv.Itoa(i)}}, epoch, nil)
+		require.NoError(t, err)
+		seqs = append(seqs, s...)
+		_, err = e.ns.UpdateQueue("q", minibus.QueueProperties{ForwardTo: "dest"})
+		require.NoError(t, err)
+		_, err = e.ns.UpdateQueue("q", minibus.QueueProperties{})
+		require.NoError(t, err)
+	}
+	close(stop)
+	<-done
+	for _, m := range peeked {
+		require.Zero(t, m.EnqueuedSequenceNumber, "peeked in q: %s", m.MessageID)
+	}
+	got := e.receive(e.receiver(dest, nil), rounds)
+	for i, m := range got {
+		require.Equal(t, strconv.Itoa(i), m.MessageID)
+		require.Equal(t, seqs[i], m.EnqueuedSequenceNumber)
+	}
+	require.EqualValues(t, rounds, dest.RuntimeProperties().ActiveMessageCount)
+	require.Zero(t, q.RuntimeProperties().ActiveMessageCount)
+}

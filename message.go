@@ -295,7 +295,7 @@ func fill(b *engine.Broker, rm *ReceivedMessage, s *store.Snapshot, how obtained
 		rm.ReplyTo, rm.ReplyToSessionID, rm.PartitionKey = h.ReplyTo, h.ReplyToSessionID, h.PartitionKey
 	}
 	rm.SequenceNumber = s.Key.Seq
-	rm.EnqueuedSequenceNumber = m.EnqueuedSeq
+	rm.EnqueuedSequenceNumber = s.EnqueuedSeq
 	rm.EnqueuedTime = b.Time(s.Enqueued)
 	rm.ExpiresAt = b.Time(s.Expires)
 	rm.DeliveryCount = s.Deliveries

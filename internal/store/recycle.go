@@ -103,10 +103,11 @@ func (m *Message) Copy() *Message {
 }
 
 // Snapshot is what a reader copies out of a stored message under its
-// entity's lock: every field that can change while the message is stored,
-// and the message itself, pinned, for the fields that cannot (MessageID,
-// IDSeed, SessionID, Headers, Body, Scheduled, EnqueuedSeq), which the
-// reader may then read without the lock. Release it when done.
+// entity's lock: every field that can change while the message is stored
+// or after it leaves (EnqueuedSeq, which a forward sets), and the message
+// itself, pinned, for the fields that cannot (MessageID, IDSeed, SessionID,
+// Headers, Body, Scheduled), which the reader may then read without the
+// lock. Release it when done.
 type Snapshot struct {
 	M           *Message
 	Key         Key
@@ -118,6 +119,7 @@ type Snapshot struct {
 	LockedUntil int64
 	Token       [16]byte
 	Deliveries  uint32
+	EnqueuedSeq int64
 	// MadeID is the broker-made id when ID has made it already (it is made
 	// once, under the lock); empty otherwise.
 	MadeID string
@@ -142,7 +144,7 @@ func (m *Message) Snapshot(shown State, owned bool) Snapshot {
 	return Snapshot{
 		M: m, Key: m.key, Enqueued: m.Enqueued, Expires: m.Expires, TTL: m.TTL,
 		Props: m.Props, DL: m.DL, LockedUntil: m.lockedUntil, Token: m.token,
-		Deliveries: m.Deliveries, MadeID: m.madeID, State: shown, owned: owned,
+		Deliveries: m.Deliveries, EnqueuedSeq: m.EnqueuedSeq, MadeID: m.madeID, State: shown, owned: owned,
 	}
 }
 
