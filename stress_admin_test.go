@@ -1,0 +1,310 @@
+package minibus_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/minibus-go/minibus"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStressAdmin (T2, V2, L13): administration beside traffic, under
+// -race. Goroutines send, schedule and cancel, receive and settle in every
+// way and use sessions, while one updates the entities (forwarding on and
+// off, TTLs, idle deletion, status, lock duration, delivery count), adds and
+// deletes rules, a subscription and a queue, and reads what they report,
+// and one moves the mock clock. Every error must wrap a sentinel its call
+// documents for what the others may be doing meanwhile. After the workers
+// stop, each entity's counts (L13) must agree with what peeking it finds.
+//
+// It found three data races, each now a test of its own: a subscription
+// read its topic's configuration without the topic's lock
+// (TestA2_TopicUpdatesBesideSubscriptionPeeks,
+// TestE1_F3_TopicUpdatesBesideTransferDeadLetters), and a forward set a
+// message's EnqueuedSequenceNumber while a peek read it
+// (TestF2_UpdateStartsForwardingBesidePeeks).
+func TestStressAdmin(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	ns := minibus.NewNamespace(minibus.WithClock(mock))
+	defer func() { require.NoError(t, ns.Close()) }()
+	ctx := context.Background()
+	q1, err := ns.CreateQueue("q1", nil)
+	require.NoError(t, err)
+	_, err = ns.CreateQueue("q2", nil)
+	require.NoError(t, err)
+	sq, err := ns.CreateQueue("sq", &minibus.QueueProperties{RequiresSession: true})
+	require.NoError(t, err)
+	top, err := ns.CreateTopic("t", &minibus.TopicProperties{RequiresDuplicateDetection: true})
+	require.NoError(t, err)
+	s1, err := top.CreateSubscription("s1", nil)
+	require.NoError(t, err)
+	s2, err := top.CreateSubscription("s2", nil)
+	require.NoError(t, err)
+
+	// allowed fails the test unless err is nil or wraps one of want.
+	allowed := func(op string, err error, want ...error) {
+		if err == nil {
+			return
+		}
+		for _, w := range want {
+			if errors.Is(err, w) {
+				return
+			}
+		}
+		t.Errorf("%s: %v", op, err)
+	}
+	// Counted so that the test cannot pass having done nothing.
+	var sent, received, updated atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	worker := func(f func(r *rand.Rand)) {
+		seed := rand.Uint64()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, 1))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				f(r)
+			}
+		}()
+	}
+	// short bounds a call that may block: a receive on an empty entity.
+	short := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, time.Millisecond)
+	}
+	gone, off := minibus.ErrNotFound, minibus.ErrEntityDisabled
+
+	worker(func(r *rand.Rand) {
+		m := &minibus.Message{
+			Body:                  []byte("x"),
+			MessageID:             strconv.Itoa(r.IntN(20)), // duplicates in t (DD1)
+			TimeToLive:            time.Duration(r.IntN(3)) * time.Minute,
+			ApplicationProperties: map[string]any{"n": r.IntN(4)},
+		}
+		switch r.IntN(5) {
+		case 0:
+			err := q1.SendMessage(ctx, m, nil)
+			allowed("send q1", err, off)
+			if err == nil {
+				sent.Add(1)
+			}
+		case 1:
+			allowed("send t", top.SendMessage(ctx, m, nil), off, minibus.ErrQuotaExceeded)
+		case 2:
+			seqs, err := top.ScheduleMessages(ctx, []*minibus.Message{m}, mock.Now().Add(time.Duration(r.IntN(100))*time.Second), nil)
+			allowed("schedule t", err, off, minibus.ErrQuotaExceeded)
+			// A dropped duplicate's number is 0 (DD1); one activated
+			// meanwhile is not found (S3).
+			if err == nil && seqs[0] != 0 && r.IntN(2) == 0 {
+				allowed("cancel t", top.CancelScheduledMessages(ctx, seqs, nil), off, minibus.ErrMessageNotFound)
+			}
+		case 3:
+			m.SessionID = strconv.Itoa(r.IntN(3))
+			allowed("send sq", sq.SendMessage(ctx, m, nil))
+		case 4:
+			if q2, err := ns.Queue("q2"); err == nil {
+				allowed("send q2", q2.SendMessage(ctx, m, nil), gone, minibus.ErrQuotaExceeded)
+			}
+		}
+	})
+	for _, src := range []interface {
+		NewReceiver(*minibus.ReceiverOptions) (*minibus.Receiver, error)
+	}{q1, s1, s2} {
+		worker(func(r *rand.Rand) {
+			opts := &minibus.ReceiverOptions{}
+			if r.IntN(4) == 0 {
+				opts.SubQueue = minibus.SubQueueDeadLetter
+			}
+			rc, err := src.NewReceiver(opts)
+			// A forwarding entity's main queue is not received from (F2).
+			allowed("receiver", err, minibus.ErrInvalidArgument)
+			if err != nil {
+				return
+			}
+			defer func() { require.NoError(t, rc.Close(ctx)) }()
+			for range 20 {
+				c, cancel := short()
+				ms, err := rc.ReceiveMessages(c, 1+r.IntN(4), nil)
+				cancel()
+				allowed("receive", err, off, context.DeadlineExceeded)
+				received.Add(int64(len(ms)))
+				for _, m := range ms {
+					switch r.IntN(5) {
+					case 0:
+						allowed("complete", rc.CompleteMessage(ctx, m, nil), minibus.ErrLockLost, off)
+					case 1:
+						allowed("abandon", rc.AbandonMessage(ctx, m, nil), minibus.ErrLockLost, off)
+					case 2:
+						if opts.SubQueue == minibus.SubQueueDeadLetter {
+							continue // refused: already a dead letter (D1)
+						}
+						allowed("dead-letter", rc.DeadLetterMessage(ctx, m, nil), minibus.ErrLockLost, off)
+					case 3:
+						allowed("defer", rc.DeferMessage(ctx, m, nil), minibus.ErrLockLost, off)
+						ds, err := rc.ReceiveDeferredMessages(ctx, []int64{m.SequenceNumber}, nil)
+						allowed("deferred", err, minibus.ErrMessageNotFound, off)
+						for _, d := range ds {
+							allowed("complete deferred", rc.CompleteMessage(ctx, d, nil), minibus.ErrLockLost, off)
+						}
+					case 4:
+						allowed("renew", rc.RenewMessageLock(ctx, m, nil), minibus.ErrLockLost, off)
+					}
+				}
+				_, err = rc.PeekMessages(ctx, 2, nil)
+				allowed("peek", err, off)
+			}
+		})
+	}
+	worker(func(r *rand.Rand) {
+		c, cancel := short()
+		defer cancel()
+		sr, err := sq.AcceptNextSession(c, nil)
+		allowed("accept", err, context.DeadlineExceeded, minibus.ErrSessionCannotBeLocked)
+		if err != nil {
+			return
+		}
+		lost := minibus.ErrSessionLockLost // the clock moves (SS5)
+		ms, err := sr.ReceiveMessages(c, 2, nil)
+		allowed("session receive", err, lost, context.DeadlineExceeded)
+		for _, m := range ms {
+			allowed("session complete", sr.CompleteMessage(ctx, m, nil), lost)
+		}
+		allowed("session state", sr.SetSessionState(ctx, []byte("s"), nil), lost)
+		require.NoError(t, sr.Close(ctx))
+	})
+	worker(func(r *rand.Rand) {
+		idle := []time.Duration{0, 7 * 24 * time.Hour}[r.IntN(2)]
+		ttl := []time.Duration{0, time.Minute, time.Hour}[r.IntN(3)]
+		fwd := []string{"", "q2", "t"}[r.IntN(3)]
+		status := minibus.EntityStatus(r.IntN(4))
+		switch r.IntN(12) {
+		case 0:
+			_, err := ns.UpdateQueue("q1", minibus.QueueProperties{
+				AutoDeleteOnIdle: idle, DefaultMessageTimeToLive: ttl, ForwardTo: fwd, ForwardDeadLetteredMessagesTo: fwd,
+				LockDuration: 5 * time.Second, MaxDeliveryCount: int32(1 + r.IntN(3)), Status: status,
+				DeadLetteringOnMessageExpiration: r.IntN(2) == 0,
+			})
+			allowed("update q1", err, gone) // q2 deleted (F1)
+			if err == nil {
+				updated.Add(1)
+			}
+		case 1:
+			_, err := ns.UpdateTopic("t", minibus.TopicProperties{
+				AutoDeleteOnIdle: idle, DefaultMessageTimeToLive: ttl, RequiresDuplicateDetection: true,
+				Status: status, MaxSizeInMegabytes: int32(1 + r.IntN(2)),
+			})
+			allowed("update t", err)
+		case 2:
+			_, err := top.UpdateSubscription("s1", minibus.SubscriptionProperties{
+				AutoDeleteOnIdle: idle, DefaultMessageTimeToLive: ttl, Status: status, MaxDeliveryCount: 2,
+				DeadLetteringOnMessageExpiration: true, LockDuration: 5 * time.Second,
+			})
+			allowed("update s1", err)
+		case 3:
+			to := []string{"", "q1", "q2"}[r.IntN(3)]
+			_, err := top.UpdateSubscription("s2", minibus.SubscriptionProperties{ForwardTo: to, ForwardDeadLetteredMessagesTo: to, DefaultMessageTimeToLive: ttl})
+			allowed("update s2", err, gone)
+		case 4:
+			allowed("create rule", s1.CreateRule("r", &minibus.RuleProperties{
+				Filter: minibus.SQLFilter{Expression: "n = 1"}, Action: minibus.SQLAction{Expression: "SET m = 2"},
+			}), minibus.ErrAlreadyExists)
+		case 5:
+			allowed("delete rule", s1.DeleteRule("r"), gone)
+			allowed("delete rule", s1.DeleteRule("$Default"), gone)
+			allowed("create rule", s1.CreateRule("$Default", &minibus.RuleProperties{
+				Filter: minibus.CorrelationFilter{ApplicationProperties: map[string]any{"n": 2}},
+			}), minibus.ErrAlreadyExists)
+		case 6:
+			_, err := top.CreateSubscription("s3", &minibus.SubscriptionProperties{AutoDeleteOnIdle: 5 * time.Minute, ForwardTo: fwd})
+			allowed("create s3", err, minibus.ErrAlreadyExists, gone)
+		case 7:
+			allowed("delete s3", top.DeleteSubscription("s3"), gone)
+		case 8:
+			_ = q1.RuntimeProperties()
+			_ = q1.Properties()
+			_ = s1.Rules()
+			_ = top.Subscriptions()
+			_ = s1.RuntimeProperties()
+			_ = top.RuntimeProperties()
+			_ = ns.Queues()
+		case 9:
+			allowed("delete q2", ns.DeleteQueue("q2"), gone)
+		case 10:
+			_, err := ns.CreateQueue("q2", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute, MaxSizeInMegabytes: 1})
+			allowed("create q2", err, minibus.ErrAlreadyExists)
+		case 11:
+			c, cancel := short()
+			allowed("wait idle", ns.WaitIdle(c), context.DeadlineExceeded)
+			cancel()
+		}
+	})
+	// The one clock goroutine (benbjohnson/clock loses time under
+	// concurrent Add).
+	worker(func(r *rand.Rand) { mock.Add(time.Duration(r.Int64N(int64(2 * time.Second)))) })
+
+	time.Sleep(*stressDuration)
+	close(stop)
+	wg.Wait()
+	t.Logf("sent to q1 %d, received %d, q1 updated %d times", sent.Load(), received.Load(), updated.Load())
+	require.Positive(t, sent.Load())
+	require.Positive(t, received.Load())
+	require.Positive(t, updated.Load())
+
+	// L13: the counts agree with what a peek finds, in every sub-queue.
+	_, err = ns.UpdateQueue("q1", minibus.QueueProperties{})
+	require.NoError(t, err)
+	_, err = ns.UpdateTopic("t", minibus.TopicProperties{RequiresDuplicateDetection: true})
+	require.NoError(t, err)
+	for _, name := range []string{"s1", "s2"} {
+		_, err = top.UpdateSubscription(name, minibus.SubscriptionProperties{})
+		require.NoError(t, err)
+	}
+	// A dead-letter queue's messages may be deferred too (D1): allStates
+	// counts them all.
+	const allStates = minibus.MessageState(-1)
+	peekCounts := func(src interface {
+		NewReceiver(*minibus.ReceiverOptions) (*minibus.Receiver, error)
+	}, sub minibus.SubQueue) map[minibus.MessageState]int64 {
+		r, err := src.NewReceiver(&minibus.ReceiverOptions{SubQueue: sub})
+		require.NoError(t, err)
+		defer func() { require.NoError(t, r.Close(ctx)) }()
+		n := map[minibus.MessageState]int64{}
+		for {
+			ms, err := r.PeekMessages(ctx, 100, nil)
+			require.NoError(t, err)
+			if len(ms) == 0 {
+				return n
+			}
+			for _, m := range ms {
+				n[m.State]++
+				n[allStates]++
+			}
+		}
+	}
+	main := peekCounts(q1, minibus.SubQueueNone)
+	rp := q1.RuntimeProperties()
+	require.Equal(t, main[minibus.MessageStateActive]+main[minibus.MessageStateDeferred], rp.ActiveMessageCount, "q1 active")
+	require.Equal(t, main[minibus.MessageStateScheduled], rp.ScheduledMessageCount, "q1 scheduled")
+	require.Equal(t, peekCounts(q1, minibus.SubQueueDeadLetter)[allStates], rp.DeadLetterMessageCount, "q1 dead letters")
+	require.Equal(t, peekCounts(q1, minibus.SubQueueTransfer)[allStates], rp.TransferDeadLetterMessageCount, "q1 transfer dead letters")
+	for _, s := range []*minibus.Subscription{s1, s2} {
+		main := peekCounts(s, minibus.SubQueueNone)
+		rp := s.RuntimeProperties()
+		require.Equal(t, main[minibus.MessageStateActive]+main[minibus.MessageStateDeferred], rp.ActiveMessageCount, "%s active", s.Name())
+		require.Equal(t, peekCounts(s, minibus.SubQueueDeadLetter)[allStates], rp.DeadLetterMessageCount, "%s dead letters", s.Name())
+		require.Equal(t, peekCounts(s, minibus.SubQueueTransfer)[allStates], rp.TransferDeadLetterMessageCount, "%s transfer dead letters", s.Name())
+	}
+}
