@@ -1,11 +1,15 @@
 package minibus_test
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -158,4 +162,87 @@ func TestV3_TopicQuota(t *testing.T) {
 	require.EqualValues(t, 1<<20-1024, top.RuntimeProperties().SizeInBytes, "nothing was enqueued")
 	err = top.SendMessage(e.ctx, &minibus.Message{MessageID: "m", Body: make([]byte, 1024)}, nil)
 	requireSentinel(t, err, minibus.ErrMessageTooLarge, "1025 bytes")
+}
+
+// Q3, F2: senders beside a moving clock. Each call reads the clock before
+// it takes the entity's lock, so one that read it earlier may enqueue
+// later; yet in a queue that takes sends and the forwards of two others,
+// every message's EnqueuedTime is at or after that of the message numbered
+// one less, and the queue's events come with instants that never go back.
+func TestQ3_EnqueuedTimeFollowsSequenceBesideAMovingClock(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	var mu sync.Mutex
+	var last time.Time
+	back := 0
+	ns := minibus.NewNamespace(minibus.WithClock(mock), minibus.WithObserver(func(ev minibus.Event) {
+		if ev.Entity != "dest" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.At.Before(last) {
+			back++
+		}
+		last = ev.At
+	}))
+	defer func() { require.NoError(t, ns.Close()) }()
+	ctx := context.Background()
+	dest, err := ns.CreateQueue("dest", nil)
+	require.NoError(t, err)
+	targets := []*minibus.Queue{dest}
+	for _, name := range []string{"a", "b"} {
+		q, err := ns.CreateQueue(name, &minibus.QueueProperties{ForwardTo: "dest"})
+		require.NoError(t, err)
+		targets = append(targets, q)
+	}
+	const senders, each = 4, 500
+	stop := make(chan struct{})
+	moved := make(chan struct{})
+	go func() {
+		defer close(moved)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				mock.Add(time.Microsecond)
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for i := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range each {
+				assert.NoError(t, targets[(i+j)%len(targets)].SendMessage(ctx, &minibus.Message{}, nil))
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-moved
+	r, err := dest.NewReceiver(nil)
+	require.NoError(t, err)
+	var prev *minibus.ReceivedMessage
+	n := 0
+	for {
+		ms, err := r.PeekMessages(ctx, 100, nil)
+		require.NoError(t, err)
+		if len(ms) == 0 {
+			break
+		}
+		for _, m := range ms {
+			if prev != nil {
+				require.False(t, m.EnqueuedTime.Before(prev.EnqueuedTime), "#%d enqueued at %v, #%d at %v", prev.SequenceNumber, prev.EnqueuedTime, m.SequenceNumber, m.EnqueuedTime)
+			}
+			prev = m
+			n++
+		}
+	}
+	require.Equal(t, senders*each, n)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Zero(t, back, "events of dest whose instant went back")
 }

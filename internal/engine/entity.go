@@ -145,8 +145,14 @@ type Entity struct {
 	lastActivation int64
 	// localNext is a lower bound of the earliest deadline, idle included.
 	localNext int64
-	st        *store.Store
-	quota     *store.Quota // a subscription shares its topic's
+	// instant is the latest instant e acted at: a call, or a deadline. A
+	// call reads the clock before it waits for mu, so one that read it
+	// earlier may come after one that read it later; enter moves it up to
+	// this instant, and an entity's times (EnqueuedTime in sequence order,
+	// SEMANTICS Q3; its events) never go back.
+	instant int64
+	st      *store.Store
+	quota   *store.Quota // a subscription shares its topic's
 	// waiters are the blocked receives by queue; for a session-enabled
 	// entity, waiters[Main] are the blocked AcceptNextSession calls.
 	waiters [3]waitList
@@ -248,23 +254,28 @@ func (e *Entity) begin(ctx context.Context) (int64, error) {
 	return e.b.begin()
 }
 
-// enter locks e, processes what is due at now, and checks that e still
-// exists. On error, e is unlocked again.
-func (e *Entity) enter(now int64) error {
+// enter locks e, moves *now up to the latest instant e acted at (see
+// instant), processes what is due at *now, and checks that e still exists.
+// On error, e is unlocked again.
+func (e *Entity) enter(now *int64) error {
 	e.mu.Lock()
 	if e.b.life.closed() {
 		e.mu.Unlock()
 		return errClosed
 	}
-	if now >= e.localNext {
-		e.advanceLocked(now, false)
+	if *now < e.instant {
+		*now = e.instant
+	}
+	e.instant = *now
+	if *now >= e.localNext {
+		e.advanceLocked(*now, false)
 	}
 	if e.deleted.Load() {
 		e.mu.Unlock()
 		return e.errNotFound()
 	}
 	if e.dups != nil {
-		e.dups.prune(now)
+		e.dups.prune(*now)
 	}
 	return nil
 }
@@ -276,7 +287,8 @@ func (e *Entity) lock() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return now, e.enter(now)
+	err = e.enter(&now)
+	return now, err
 }
 
 func (e *Entity) errNotFound() error { return errs.Errorf(errs.ErrNotFound, e.describe(), "") }
@@ -473,6 +485,7 @@ func (e *Entity) advanceLocked(now int64, global bool) {
 		if at > now || (global && at > e.b.sched.next.Load()) {
 			break
 		}
+		e.instant = max(e.instant, at)
 		switch {
 		case d.At == at: // a message's deadline, before a session's at the same instant
 			e.deadlineLocked(d)

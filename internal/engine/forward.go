@@ -231,28 +231,35 @@ func (s *Entity) transferFailedLocked(f *forward, why string) {
 
 // takeForwardLocked enqueues a forwarded message at the instant it left its
 // source, as a new message of d (SEMANTICS F2), or says why d cannot take
-// it. It locks d, and a topic's subscriptions; d is already caught up to
-// that instant, but for an idle deletion due at that very instant, which
-// the catch-up may not have reached yet: it happens first (T2, T3), and the
+// it; at d's latest instant if d acted later meanwhile (a call beside it
+// read the clock later, see instant), so that d's times never go back. It
+// locks d, and a topic's subscriptions; d is already caught up to that
+// instant, but for an idle deletion due at that very instant, which the
+// catch-up may not have reached yet: it happens first (T2, T3), and the
 // message finds d gone.
 func (d *Entity) takeForwardLocked(f *forward) (why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if idle := d.idleDueLocked(); idle <= f.at && d.b.replay == nil {
+	at := f.at
+	if d.b.replay == nil { // the log holds the instant it took
+		at = max(at, d.instant)
+	}
+	if idle := d.idleDueLocked(); idle <= at && d.b.replay == nil {
 		d.b.log.Info("minibus: deleted on idle", "entity", d.describe())
 		d.deleteRecLocked(idle)
 	}
 	if why := d.refusesLocked(f.m); why != "" {
 		return why
 	}
+	d.instant = at
 	enc := d.rec(recTransfer)
 	if enc != nil { // before acceptForwardLocked changes the message
 		enc.entity(f.from)
 		enc.key(f.key)
-		enc.svar(f.at)
+		enc.svar(at)
 		enc.message(f.m)
 	}
-	if why := d.acceptForwardLocked(f.m, f.at, enc); why != "" {
+	if why := d.acceptForwardLocked(f.m, at, enc); why != "" {
 		return why
 	}
 	d.b.outbox.landed(f)

@@ -136,7 +136,7 @@ func (r *Receiver) enter(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := e.enter(now); err != nil {
+	if err := e.enter(&now); err != nil {
 		return 0, err
 	}
 	switch {

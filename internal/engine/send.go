@@ -30,7 +30,7 @@ func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs
 	if err != nil {
 		return nil, err
 	}
-	if err := e.enter(now); err != nil {
+	if err := e.enter(&now); err != nil {
 		return nil, err
 	}
 	defer e.mu.Unlock()
@@ -170,7 +170,7 @@ func (e *Entity) Cancel(ctx context.Context, seqs []int64) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := e.enter(now); err != nil {
+	if err := e.enter(&now); err != nil {
 		return err
 	}
 	defer e.mu.Unlock()

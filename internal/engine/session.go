@@ -98,7 +98,7 @@ func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (_ *Re
 	if err != nil {
 		return nil, err
 	}
-	if err := e.enter(now); err != nil {
+	if err := e.enter(&now); err != nil {
 		return nil, err
 	}
 	defer e.mu.Unlock()
@@ -132,7 +132,7 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 		if err != nil {
 			return nil, err
 		}
-		if err := e.enter(now); err != nil {
+		if err := e.enter(&now); err != nil {
 			return nil, err
 		}
 		if !e.cfg.Status.canReceive() {
@@ -337,7 +337,7 @@ func (e *Entity) SessionIDs(ctx context.Context) (_ []string, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.enter(now); err != nil {
+	if err := e.enter(&now); err != nil {
 		return nil, err
 	}
 	defer e.mu.Unlock()

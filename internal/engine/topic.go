@@ -92,6 +92,7 @@ func (t *Entity) lockSubsLocked(now int64) []*Entity {
 			s.mu.Lock()
 			s.publishers.Add(-1)
 		}
+		s.instant = max(s.instant, now)
 		if now >= s.localNext {
 			s.advanceLocked(now, false)
 		}
