@@ -214,7 +214,7 @@ func (b *Broker) Delete(kind Kind, name string) (err error) {
 		return errs.Errorf(errs.ErrNotFound, describe(kind, name), "")
 	}
 	e.mu.Lock()
-	e.deleteRecLocked(now)
+	e.deleteRecLocked(max(now, e.instant)) // its times never go back (Entity.instant)
 	e.mu.Unlock()
 	delete(b.entities, nameKey(name))
 	b.log.Info("minibus: deleted", "entity", e.describe())
