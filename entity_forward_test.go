@@ -605,22 +605,12 @@ func TestE1_F3_TopicUpdatesBesideTransferDeadLetters(t *testing.T) {
 	e.queue("dest", &minibus.QueueProperties{Status: minibus.EntityStatusSendDisabled})
 	sub := e.subscription(top, "s", &minibus.SubscriptionProperties{ForwardTo: "dest"})
 	const n = 100
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for i := range n {
-			_, err := e.ns.UpdateTopic("t", minibus.TopicProperties{DefaultMessageTimeToLive: ttls[i%2]})
-			assert.NoError(t, err)
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		for range n {
-			assert.NoError(t, top.SendMessage(e.ctx, &minibus.Message{}, nil))
-		}
-	}()
-	wg.Wait()
+	together(n, func(i int) {
+		_, err := e.ns.UpdateTopic("t", minibus.TopicProperties{DefaultMessageTimeToLive: ttls[i%2]})
+		assert.NoError(t, err)
+	}, func(int) {
+		assert.NoError(t, top.SendMessage(e.ctx, &minibus.Message{}, nil))
+	})
 	got := e.receive(e.receiver(sub, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueTransfer}), n)
 	require.Len(t, got, n)
 	for _, m := range got {

@@ -1,7 +1,6 @@
 package minibus_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -167,24 +166,13 @@ func TestA2_TopicUpdatesBesideSubscriptionPeeks(t *testing.T) {
 	e := newEnv(t)
 	top := e.topic("t", nil)
 	r := e.receiver(e.subscription(top, "s", nil), nil)
-	const updates = 100
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for i := range updates {
-			_, err := e.ns.UpdateTopic("t", minibus.TopicProperties{AutoDeleteOnIdle: time.Duration(i%2) * time.Hour})
-			assert.NoError(t, err)
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		for range updates {
-			_, err := r.PeekMessages(e.ctx, 1, nil)
-			assert.NoError(t, err)
-		}
-	}()
-	wg.Wait()
+	together(100, func(i int) {
+		_, err := e.ns.UpdateTopic("t", minibus.TopicProperties{AutoDeleteOnIdle: time.Duration(i%2) * time.Hour})
+		assert.NoError(t, err)
+	}, func(int) {
+		_, err := r.PeekMessages(e.ctx, 1, nil)
+		assert.NoError(t, err)
+	})
 	e.mock.Add(time.Hour - time.Nanosecond)
 	require.Equal(t, []string{"t"}, e.ns.Topics())
 	e.mock.Add(time.Nanosecond)

@@ -3,6 +3,7 @@ package minibus_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -243,4 +244,20 @@ func ruleNames(rules []minibus.Rule) []string {
 		out[i] = r.Name
 	}
 	return out
+}
+
+// together runs a and b at once, each n times (given 0 … n-1) in a
+// goroutine of its own, and returns when both are done.
+func together(n int, a, b func(i int)) {
+	var wg sync.WaitGroup
+	for _, f := range []func(int){a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range n {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
