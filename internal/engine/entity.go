@@ -189,6 +189,7 @@ func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now i
 		accessed:       now,
 		lastActivation: store.Unset,
 		localNext:      store.Never,
+		instant:        now, // a call that read the clock before it was created acts later
 	}
 	e.setConfigLocked(c)
 	if topic != nil {

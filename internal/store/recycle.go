@@ -86,8 +86,11 @@ func recycle(m *Message) {
 
 // Copy returns a copy of m for a topic's subscription, in no store, sharing
 // m's body and properties: the body's room is reused once m and all its
-// copies have been recycled. The first copy of a message is made while no
-// other goroutine can reach it (under its topic's lock).
+// copies have been recycled. It is called under the topic's lock; a
+// message forwarded to the topic after it was stored elsewhere may still
+// be pinned by a reader there, who unpins it without that lock, so the
+// copy names every field but pins (and the store's links, not copied)
+// instead of copying m whole; TestCopyKeepsEveryField counts them.
 func (m *Message) Copy() *Message {
 	if m.share == nil {
 		m.share = new(share)
@@ -95,10 +98,14 @@ func (m *Message) Copy() *Message {
 	}
 	m.share.holders.Add(1)
 	c := bareOrNew() // the room of one from pool would go unused
-	*c = *m
-	c.slot, c.pins = 0, 0
-	c.lockPrev, c.lockNext = 0, 0
-	c.due = Never
+	*c = Message{
+		MessageID: m.MessageID, IDSeed: m.IDSeed, SessionID: m.SessionID, Headers: m.Headers,
+		Body: m.Body, Props: m.Props, Scheduled: m.Scheduled,
+		TTL: m.TTL, Enqueued: m.Enqueued, Expires: m.Expires, Deliveries: m.Deliveries, Hops: m.Hops,
+		FromDeferral: m.FromDeferral, EnqueuedSeq: m.EnqueuedSeq, DL: m.DL, RenewUntil: m.RenewUntil,
+		key: m.key, state: m.state, queue: m.queue, lockedUntil: m.lockedUntil, token: m.token,
+		due: Never, size: m.size, share: m.share, madeID: m.madeID,
+	}
 	return c
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"reflect"
 	"runtime/debug"
 	"testing"
 	"unsafe"
@@ -154,4 +155,26 @@ func TestSharedBodyPinnedNeverReused(t *testing.T) {
 // heap per queued message that bench/ measures).
 func TestMessageFitsItsSizeClass(t *testing.T) {
 	require.LessOrEqual(t, unsafe.Sizeof(Message{}), uintptr(256))
+}
+
+// TestCopyKeepsEveryField: Copy names the fields it copies (it may not read
+// pins, which a reader elsewhere may be writing): a field added to Message
+// must be added there too, or left out there and here on purpose.
+func TestCopyKeepsEveryField(t *testing.T) {
+	m := &Message{
+		MessageID: "id", IDSeed: 1, SessionID: "s", Headers: &Headers{Subject: "x"},
+		Body: []byte("b"), Props: map[string]any{"p": 1}, Scheduled: 2,
+		TTL: 3, Enqueued: 4, Expires: 5, Deliveries: 6, Hops: 7,
+		FromDeferral: true, EnqueuedSeq: 8, DL: &DeadLetter{Reason: "r"}, RenewUntil: 9,
+		key: Key{Seq: 10}, state: Locked, queue: DeadLetterQueue, lockedUntil: 11, token: [16]byte{12},
+		due: 13, size: 14, madeID: "made",
+		slot: 15, pins: 16, lockPrev: 17, lockNext: 18,
+	}
+	c := m.Copy()
+	want := *m
+	want.slot, want.pins, want.lockPrev, want.lockNext, want.due = 0, 0, 0, 0, Never
+	require.Equal(t, want, *c)
+	// Every field above is set: a new one would be zero here and in the
+	// copy alike, so the count says when to come back.
+	require.Equal(t, 29, reflect.TypeOf(Message{}).NumField(), "a field added to Message: add it to Copy and to this test")
 }
