@@ -19,21 +19,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestStressAdmin (T2, V2, L13): administration beside traffic, under
+// TestStressAdmin (T2, V2, L13, R5): administration beside traffic, under
 // -race. Goroutines send, schedule and cancel, receive and settle in every
-// way and use sessions, while one updates the entities (forwarding on and
-// off, TTLs, idle deletion, status, lock duration, delivery count), adds and
-// deletes rules, a subscription and a queue, and reads what they report,
-// and one moves the mock clock. Every error must wrap a sentinel its call
+// way and use sessions, processors run on a queue that comes and goes and
+// on a session queue, while one goroutine updates the entities (forwarding
+// on and off, TTLs, idle deletion, status, lock duration, delivery count,
+// dead-lettering on filter errors), adds and deletes rules (one that fails
+// at evaluation for some messages), a subscription and a queue, and reads
+// what they report, and one moves the mock clock. Every error must wrap a sentinel its call
 // documents for what the others may be doing meanwhile. After the workers
 // stop, each entity's counts (L13) must agree with what peeking it finds.
 //
-// It found three data races, each now a test of its own: a subscription
+// It found four data races, each now a test of its own: a subscription
 // read its topic's configuration without the topic's lock
 // (TestA2_TopicUpdatesBesideSubscriptionPeeks,
-// TestE1_F3_TopicUpdatesBesideTransferDeadLetters), and a forward set a
+// TestE1_F3_TopicUpdatesBesideTransferDeadLetters), a forward set a
 // message's EnqueuedSequenceNumber while a peek read it
-// (TestF2_UpdateStartsForwardingBesidePeeks).
+// (TestF2_UpdateStartsForwardingBesidePeeks), and a topic's copy of a
+// message read its pins while a peek's reader unpinned it
+// (TestCopyKeepsEveryField, internal/store).
 func TestStressAdmin(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(epoch)
@@ -155,7 +159,7 @@ func stressAdmin(t *testing.T, ns *minibus.Namespace, mock *clock.Mock) {
 		t.Errorf("%s: %v", op, err)
 	}
 	// Counted so that the test cannot pass having done nothing.
-	var sent, received, updated atomic.Int64
+	var sent, received, handled, updated atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	worker := func(f func(r *rand.Rand)) {
@@ -185,7 +189,7 @@ func stressAdmin(t *testing.T, ns *minibus.Namespace, mock *clock.Mock) {
 			Body:                  []byte("x"),
 			MessageID:             strconv.Itoa(r.IntN(20)), // duplicates in t (DD1)
 			TimeToLive:            time.Duration(r.IntN(3)) * time.Minute,
-			ApplicationProperties: map[string]any{"n": r.IntN(4)},
+			ApplicationProperties: map[string]any{"n": r.IntN(4), "amount": []any{r.IntN(4), "lots"}[r.IntN(2)]},
 		}
 		switch r.IntN(5) {
 		case 0:
@@ -308,8 +312,17 @@ func stressAdmin(t *testing.T, ns *minibus.Namespace, mock *clock.Mock) {
 			allowed("update s1", err)
 		case 3:
 			to := []string{"", "q1", "q2"}[r.IntN(3)]
-			_, err := top.UpdateSubscription("s2", minibus.SubscriptionProperties{ForwardTo: to, ForwardDeadLetteredMessagesTo: to, DefaultMessageTimeToLive: ttl})
+			_, err := top.UpdateSubscription("s2", minibus.SubscriptionProperties{
+				ForwardTo: to, ForwardDeadLetteredMessagesTo: to, DefaultMessageTimeToLive: ttl,
+				DeadLetteringOnFilterEvaluationExceptions: r.IntN(2) == 0,
+			})
 			allowed("update s2", err, gone)
+			// A rule that fails at evaluation when amount is text (R5).
+			if r.IntN(2) == 0 {
+				allowed("create rule", s2.CreateRule("bad", &minibus.RuleProperties{Filter: minibus.SQLFilter{Expression: "amount > 1"}}), minibus.ErrAlreadyExists)
+			} else {
+				allowed("delete rule", s2.DeleteRule("bad"), gone)
+			}
 		case 4:
 			allowed("create rule", s1.CreateRule("r", &minibus.RuleProperties{
 				Filter: minibus.SQLFilter{Expression: "n = 1"}, Action: minibus.SQLAction{Expression: "SET m = 2"},
@@ -344,16 +357,54 @@ func stressAdmin(t *testing.T, ns *minibus.Namespace, mock *clock.Mock) {
 			cancel()
 		}
 	})
+	// Processors beside the receivers: on q2, which is deleted and created
+	// again, and on sq's sessions. Their handlers complete, fail (retried at
+	// once), dead-letter or panic.
+	runCtx, endRuns := context.WithCancel(ctx)
+	handler := func(ctx context.Context, m *minibus.ReceivedMessage) error {
+		handled.Add(1)
+		switch rand.IntN(4) {
+		case 1:
+			return errors.New("failed")
+		case 2:
+			return &minibus.DeadLetterError{Reason: "handler"}
+		case 3:
+			panic("handler")
+		}
+		return nil
+	}
+	wg.Go(func() {
+		for runCtx.Err() == nil {
+			q2, err := ns.Queue("q2")
+			if err != nil {
+				runtime.Gosched() // until the admin worker creates it again
+				continue
+			}
+			p, err := q2.NewProcessor(handler, &minibus.ProcessorOptions{MaxConcurrentCalls: 3})
+			allowed("processor q2", err, gone)
+			if err == nil {
+				allowed("run q2", p.Run(runCtx), gone)
+			}
+		}
+	})
+	wg.Go(func() {
+		p, err := sq.NewSessionProcessor(handler, &minibus.SessionProcessorOptions{MaxConcurrentSessions: 2})
+		if assert.NoError(t, err) {
+			assert.NoError(t, p.Run(runCtx))
+		}
+	})
 	// The one clock goroutine (benbjohnson/clock loses time under
 	// concurrent Add).
 	worker(func(r *rand.Rand) { mock.Add(time.Duration(r.Int64N(int64(2 * time.Second)))) })
 
 	time.Sleep(*stressDuration)
 	close(stop)
+	endRuns()
 	wg.Wait()
-	t.Logf("sent to q1 %d, received %d, q1 updated %d times", sent.Load(), received.Load(), updated.Load())
+	t.Logf("sent to q1 %d, received %d, handled %d, q1 updated %d times", sent.Load(), received.Load(), handled.Load(), updated.Load())
 	require.Positive(t, sent.Load())
 	require.Positive(t, received.Load())
+	require.Positive(t, handled.Load())
 	require.Positive(t, updated.Load())
 
 	_, err = ns.UpdateQueue("q1", minibus.QueueProperties{})
