@@ -95,7 +95,22 @@ func copyKey(place string, m *minibus.ReceivedMessage) string {
 	return place + "|" + string(m.Body) + "|" + c
 }
 
-func TestStress(t *testing.T) {
+func TestStress(t *testing.T) { stress(t, false) }
+
+// TestStressFaults (T2): TestStress with a fault injector that fails about
+// one call in ten of every kind the workers make (sends, receives,
+// settlements, fetches of deferred messages) while they run. A failed call
+// must change nothing (WithFaultInjector): the ledger takes a failed send
+// as never accepted, so that a copy of it delivered would be unexpected,
+// and a failed settlement as a lock left to end, so that a settlement
+// applied anyway would end its message twice or lose it. The injector is
+// off for the drain.
+func TestStressFaults(t *testing.T) { stress(t, true) }
+
+// errStressFault is what TestStressFaults's injector fails calls with.
+var errStressFault = errors.New("stress: injected fault")
+
+func stress(t *testing.T, faults bool) {
 	seed := *stressSeed
 	if seed == 0 {
 		seed = rand.Uint64()
@@ -103,7 +118,22 @@ func TestStress(t *testing.T) {
 	t.Logf("seed %d (replay the choices with -stress.seed=%d)", seed, seed)
 	mock := clock.NewMock()
 	mock.Set(epoch)
-	ns := minibus.NewNamespace(minibus.WithClock(mock))
+	// injected reports whether err is the injector's; faulting turns it on.
+	var faulting atomic.Bool
+	var faultsInjected atomic.Int64
+	injected := func(err error) bool { return faults && errors.Is(err, errStressFault) }
+	opts := []minibus.Option{minibus.WithClock(mock)}
+	if faults {
+		faulting.Store(true)
+		opts = append(opts, minibus.WithFaultInjector(func(minibus.Operation, string) error {
+			if faulting.Load() && rand.IntN(10) == 0 {
+				faultsInjected.Add(1)
+				return errStressFault
+			}
+			return nil
+		}))
+	}
+	ns := minibus.NewNamespace(opts...)
 	defer ns.Close()
 	ctx := context.Background()
 
@@ -168,6 +198,9 @@ func TestStress(t *testing.T) {
 				err = top.SendMessages(ctx, msgs, nil)
 			} else {
 				err = q.SendMessages(ctx, msgs, nil)
+			}
+			if injected(err) {
+				return // not accepted: a copy delivered is unexpected
 			}
 			if err != nil {
 				ledger.mu.Lock()
@@ -275,6 +308,8 @@ func TestStress(t *testing.T) {
 		}
 		if errors.Is(err, minibus.ErrLockLost) {
 			ops.lockLost.Add(1)
+		} else if injected(err) {
+			ops.dropped.Add(1) // nothing happened: the lock ends
 		} else if err != nil {
 			ledger.mu.Lock()
 			ledger.violate("settling %s: %v", copyKey(place, m), err)
@@ -289,7 +324,7 @@ func TestStress(t *testing.T) {
 		msgs, err := r.ReceiveMessages(rctx, 1+rng.IntN(4), nil)
 		cancel()
 		if err != nil {
-			if !errors.Is(err, context.DeadlineExceeded) {
+			if !errors.Is(err, context.DeadlineExceeded) && !injected(err) {
 				ledger.mu.Lock()
 				ledger.violate("receive from %s: %v", place, err)
 				ledger.mu.Unlock()
@@ -369,6 +404,7 @@ func TestStress(t *testing.T) {
 	time.Sleep(*stressDuration)
 	close(stop)
 	wg.Wait()
+	faulting.Store(false)
 
 	// Drain: let every lock and TTL run out, then take everything left.
 	mock.Add(stressTTL + time.Hour)
@@ -468,6 +504,10 @@ func TestStress(t *testing.T) {
 	}
 	require.Positive(t, ops.lockLost.Load()+ops.dropped.Load(), "no lock ever expired")
 	require.Positive(t, ops.fetched.Load(), "no deferred message was fetched")
+	if faults {
+		t.Logf("faults injected %d", faultsInjected.Load())
+		require.Positive(t, faultsInjected.Load())
+	}
 }
 
 // fetchDeferred fetches one deferred message by sequence number. It may be
@@ -479,7 +519,7 @@ func fetchDeferred(t *testing.T, ctx context.Context, r *minibus.Receiver, place
 	switch {
 	case err == nil:
 		got(msgs)
-	case errors.Is(err, minibus.ErrMessageNotFound):
+	case errors.Is(err, minibus.ErrMessageNotFound), errors.Is(err, errStressFault):
 		if again {
 			l.mu.Lock()
 			l.deferred[place] = append(l.deferred[place], seq)
