@@ -279,10 +279,10 @@ func requireWokenWith(t *testing.T, done <-chan string, want, msg string) {
 // T2, T3: at the instant of its idle deadline an entity is deleted (T2:
 // when now >= lastActivity + AutoDeleteOnIdle), so a message forwarded to
 // it at that same instant finds it gone and goes to its source's transfer
-// dead-letter queue (F3). The broker's catch-up visits the two entities in
-// the order of its own bookkeeping, here the order they were created in:
-// created before its source, the destination is deleted first; created
-// after, it takes the message and lives on.
+// dead-letter queue (F3). The broker's catch-up used to visit the two
+// entities in the order of its own bookkeeping, here the order they were
+// created in: created before its source, the destination was deleted
+// first; created after, it took the message and lived on.
 func TestRegressionT3_ForwardAtDestinationDeadline(t *testing.T) {
 	for _, destFirst := range []bool{true, false} {
 		t.Run(fmt.Sprintf("destination created first=%v", destFirst), func(t *testing.T) {
@@ -301,6 +301,40 @@ func TestRegressionT3_ForwardAtDestinationDeadline(t *testing.T) {
 			e.mock.Add(5 * time.Minute)
 			require.Equal(t, []string{"src"}, e.ns.Queues(), "d was idle for 5 minutes")
 			require.EqualValues(t, 1, src.RuntimeProperties().TransferDeadLetterMessageCount)
+		})
+	}
+}
+
+// T3, A2: at one instant an entity's message deadlines come before its
+// idle deletion, each followed by what it makes happen. Here d's locks end
+// at the instant it has been idle for AutoDeleteOnIdle; each message,
+// at MaxDeliveryCount, is dead-lettered, forwarded to q (D4) and by q back
+// to d (F2): a send to d at that instant, activity (A2) that keeps d for
+// another AutoDeleteOnIdle. The broker deleted d when the first message
+// came back, as if its idle deletion came first: the message went to q's
+// transfer dead-letter queue, and a second message, whose lock had not
+// ended yet, went with d.
+func TestRegressionT3_DeadLetterForwardedBackBeforeIdleDeletion(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d messages", n), func(t *testing.T) {
+			e := newEnv(t)
+			q := e.queue("q", nil)
+			d := e.queue("d", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute, LockDuration: 5 * time.Minute,
+				MaxDeliveryCount: 1, ForwardDeadLetteredMessagesTo: "q"})
+			_, err := e.ns.UpdateQueue("q", minibus.QueueProperties{ForwardTo: "d"})
+			require.NoError(t, err)
+			for range n {
+				require.NoError(t, d.SendMessage(e.ctx, &minibus.Message{Body: []byte("m")}, nil))
+			}
+			e.receive(e.receiver(d, nil), n)
+
+			e.mock.Add(5 * time.Minute) // the locks end, and d's idle deadline
+			require.Equal(t, []string{"d", "q"}, e.ns.Queues(), "the messages came back to d at +5m")
+			require.EqualValues(t, 0, q.RuntimeProperties().TransferDeadLetterMessageCount)
+			require.EqualValues(t, n, d.RuntimeProperties().ActiveMessageCount)
+
+			e.mock.Add(5 * time.Minute)
+			require.Equal(t, []string{"q"}, e.ns.Queues(), "d was idle from +5m")
 		})
 	}
 }

@@ -236,7 +236,12 @@ func (s *Entity) transferFailedLocked(f *forward, why string) {
 // locks d, and a topic's subscriptions; d is already caught up to that
 // instant, but for an idle deletion due at that very instant, which the
 // catch-up may not have reached yet: it happens first (T2, T3), and the
-// message finds d gone.
+// message finds d gone. Unless d has acted at that instant already: then
+// its catch-up stopped at one of its own deadlines there to deliver the
+// forwards it made, this one perhaps among them (a dead letter forwarded
+// and forwarded back), and its idle deletion, which at one instant comes
+// after its messages' and sessions' deadlines (advanceLocked), has not
+// come yet; the message is taken, activity that keeps d (A2).
 func (d *Entity) takeForwardLocked(f *forward) (why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -244,7 +249,7 @@ func (d *Entity) takeForwardLocked(f *forward) (why string) {
 	if d.b.replay == nil { // the log holds the instant it took
 		at = max(at, d.instant)
 	}
-	if idle := d.idleDueLocked(); idle <= at && d.b.replay == nil {
+	if idle := d.idleDueLocked(); idle <= at && d.instant < at && d.b.replay == nil {
 		d.b.log.Info("minibus: deleted on idle", "entity", d.describe())
 		d.deleteRecLocked(idle)
 	}
