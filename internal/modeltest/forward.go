@@ -111,8 +111,14 @@ func (m *refModel) flush() {
 
 // deliver enqueues f's message in its destination as a new message there,
 // at the instant it left (F2), or puts it in its source's transfer
-// dead-letter queue (F3).
+// dead-letter queue (F3). What it forwards further was made by f.by's
+// event too: a subscription's, say, that its topic's catch-up fired, whose
+// forwards the outer flush delivers once the topic's event is back in
+// firing.
 func (m *refModel) deliver(f mForward) {
+	was := m.firing
+	defer func() { m.firing = was }()
+	m.firing = f.by
 	d := m.names[strings.ToLower(f.to)]
 	if m.catchingUp {
 		m.noteTie(d, f)
