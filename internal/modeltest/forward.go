@@ -32,7 +32,8 @@ type mForward struct {
 	// enqueued there at the instant it left (F2).
 	entered bool
 	// by is the entity whose event made it leave while the clock runs
-	// (firing, nil in a call), for the ties (noteTie).
+	// (firing, nil in a call), or made the forward whose delivery sent it
+	// on (deliver), for the ties (noteTie).
 	by *mEntity
 }
 
