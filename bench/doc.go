@@ -1,5 +1,5 @@
 // Package bench measures minibus against other in-process brokers on the
-// same machine, in the same process, with the same workloads.
+// same machine, with the same workloads, each run in a fresh process.
 //
 // It is a module of its own (github.com/minibus-go/minibus/bench, with a
 // replace of minibus by ../) so that minibus never depends on the brokers it

@@ -183,8 +183,8 @@ or 32; every producer waits for the acknowledgement of each call before
 the next. A run sends for a quarter of its measured time unmeasured (files
 created, SQLite's WAL grown), then counts what is acknowledged in the
 measured window; afterwards the queue must hold every message
-acknowledged. Each workload runs in a process of its own, all peers and
-repetitions inside it, rotating which peer goes first, as the matrix
+acknowledged. Each workload runs in a process of its own, and each run
+in a child process of it, rotating which peer goes first, as the matrix
 above. D7 times minibus.Open of a store of a million messages.
 
 What an acknowledged send survives, and how each peer is set up

@@ -84,15 +84,18 @@ func WriteReport(w io.Writer, files []RunFile, opts ReportOptions) error {
 		fmt.Fprintf(&b, "- Peers: %s\n", strings.Join(vs, ", "))
 	}
 	b.WriteString(`
-Each workload runs in a process of its own (one per workload, all peers and
-repetitions inside it): a workload's garbage, parked goroutines and
-leftovers (watermill's 1M parked publishes, a stalled NATS) cannot skew the
-next workload, a crash or hang loses one workload only, and the script's
-per-process timeout is a backstop behind the per-run stall watchdog. Within
-a process each repetition runs every peer in turn, rotating which goes
-first, with a GC and FreeOSMemory between runs, so that peers are compared
-under the same conditions and minibus/peer ratios come from the same
-process.
+Each workload runs in a process of its own (cmd/minibench -workload Wn),
+and each of its runs in a child process of that one: a run's garbage,
+parked goroutines and leftovers (watermill's 1M parked publishes, a
+stalled NATS) cannot skew the runs after it, a crash or hang loses one
+run only, and the script's per-process timeout is a backstop behind the
+per-run stall watchdog. (The Go runtime keeps every goroutine a process
+ever made, and each collection walks them all: in one process, the some
+70,000 that watermill's W6 leaves slowed minibus's W6, which collects
+often, by about a sixth, and the btree queue's not at all.) Each
+repetition runs every peer in turn, rotating which goes first, so that
+peers are compared under the same conditions, one after the other, and
+minibus/peer ratios come from the same run of the script.
 
 Cells are the median over the repetitions, with the min–max in brackets.
 Ratios are minibus's median divided by the peer's, from this run. For rates

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the minibus benchmark matrix (W1 … W7 over every peer, 3 repetitions)
 # and writes bench/RESULTS.md. Each workload runs in a process of its own
-# (cmd/minibench -workload Wn); RESULTS.md says why.
+# (cmd/minibench -workload Wn), and each of its runs in a child process of
+# that one; RESULTS.md says why.
 #
 #   bench/run.sh                          # the full matrix
 #   BENCH_QUICK=1 bench/run.sh            # 1/100 of the counts: a quick look

@@ -65,6 +65,14 @@ type RunOptions struct {
 	// Dir is where durable peers make their directories ([Config.Dir]);
 	// empty means os.TempDir().
 	Dir string
+	// Isolate, if set, does each run in place of [RunOnce]: minibench does
+	// it in a process of its own, so that what one peer leaves in the Go
+	// runtime cannot slow the peers that run after it in the process.
+	// (The runtime keeps every goroutine it ever made for reuse, and each
+	// collection walks them all: after watermill's W6, some 70,000 of
+	// them slowed minibus's W6, which collects often, by about a sixth, and
+	// the btree queue, which seldom does, not at all.)
+	Isolate func(ctx context.Context, w *Workload, p Peer, n int) Result
 	// OnPhase, if set, is called when a measured part of a run begins (W1
 	// and W6: "run"; W3: "enqueue", then "drain") and with phase "" when it
 	// ends, from the run's goroutine: a profiler can cover that part alone.
@@ -155,7 +163,12 @@ func RunWorkload(ctx context.Context, w *Workload, opts RunOptions, emit func(Re
 				return
 			}
 			p := peers[(i+rep)%len(peers)]
-			res := RunOnce(ctx, w, p, w.CountFor(p, opts.Scale), opts)
+			var res Result
+			if opts.Isolate != nil {
+				res = opts.Isolate(ctx, w, p, w.CountFor(p, opts.Scale))
+			} else {
+				res = RunOnce(ctx, w, p, w.CountFor(p, opts.Scale), opts)
+			}
 			res.Rep = rep + 1
 			fmt.Fprintf(opts.Log, "%s rep %d %-9s %-13s %6.1fs others %4.2f CPUs  %s%s\n", w.ID, res.Rep, p.Name(), res.Status, res.Seconds, res.OtherCPU, formatMetrics(w, res.Metrics), res.Error)
 			emit(res)

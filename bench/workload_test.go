@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -135,5 +136,34 @@ func TestTrackerCountsDistinct(t *testing.T) {
 	}
 	if err := tr.see(newBody(3)); err == nil {
 		t.Fatal("an index out of range was accepted")
+	}
+}
+
+// TestRunWorkloadIsolate: with Isolate set, every run goes to it, peers in
+// the rotating order, each with its count, and what it returns is emitted
+// with the repetition's number; nothing runs in this process.
+func TestRunWorkloadIsolate(t *testing.T) {
+	w := W1()
+	peers := []Peer{MinibusPeer{}, BtreePeer{}}
+	var asked, emitted []string
+	opts := RunOptions{Reps: 2, Scale: 1e-9, Peers: peers,
+		Isolate: func(ctx context.Context, w *Workload, p Peer, n int) Result {
+			asked = append(asked, p.Name())
+			if n != w.MinN {
+				t.Errorf("%s: n = %d, want %d", p.Name(), n, w.MinN)
+			}
+			return Result{Workload: w.ID, Peer: p.Name(), N: n, Status: StatusOK, Metrics: Metrics{"msgs/s": 1}}
+		}}
+	RunWorkload(t.Context(), w, opts, func(r Result) {
+		emitted = append(emitted, r.Peer+"/"+string(rune('0'+r.Rep)))
+		if r.Metrics["msgs/s"] != 1 {
+			t.Errorf("%s: %v, not the isolated run's result", r.Peer, r.Metrics)
+		}
+	})
+	if want := []string{"minibus", "btree", "btree", "minibus"}; !slices.Equal(asked, want) {
+		t.Errorf("runs asked of Isolate: %v, want %v", asked, want)
+	}
+	if want := []string{"minibus/1", "btree/1", "btree/2", "minibus/2"}; !slices.Equal(emitted, want) {
+		t.Errorf("results emitted: %v, want %v", emitted, want)
 	}
 }

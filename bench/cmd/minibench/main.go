@@ -35,6 +35,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
@@ -113,6 +114,11 @@ type flags struct {
 	quick                     bool
 	cpuprofile, profilePhase  string
 	trace                     string
+	// inProcess runs every peer in this process; childPeer and childN make
+	// this process one run of another minibench (isolate).
+	inProcess bool
+	childPeer string
+	childN    int
 }
 
 func parseFlags(def defaults) flags {
@@ -142,6 +148,9 @@ func parseFlags(def defaults) flags {
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file (with -peers minibus, of minibus only)")
 	flag.StringVar(&f.trace, "trace", "", "write a runtime/trace of the runs to this file (read it with cmd/gstates or go tool trace)")
 	flag.StringVar(&f.profilePhase, "profile-phase", "", "with -cpuprofile or -trace: capture only the first run's measured part of this name (run, enqueue, drain)")
+	flag.BoolVar(&f.inProcess, "in-process", false, "run every peer in this process (default: each run of a workload in a process of its own; -cpuprofile and -trace imply it)")
+	flag.StringVar(&f.childPeer, "child-peer", "", "internal: do one run of -workload on this peer and print its result as JSON")
+	flag.IntVar(&f.childN, "child-n", 0, "internal: with -child-peer, the run's message count")
 	flag.Parse()
 	return f
 }
@@ -173,6 +182,9 @@ func run() error {
 		StallAfter: f.stall,
 		Log:        os.Stderr,
 		Dir:        f.dir,
+	}
+	if f.childPeer != "" {
+		return runChild(w, f, opts)
 	}
 	if f.scaling != "" {
 		opts.Peers = bench.ScalingPeers()
@@ -220,7 +232,59 @@ func run() error {
 		}
 		defer stop()
 	}
+	if !f.inProcess && f.cpuprofile == "" && f.trace == "" && f.scaling == "" {
+		opts.Isolate = isolate(f)
+	}
 	return runAndSave(ctx, w, opts, rf, f.out)
+}
+
+// isolate does each run in a child process, this program again with
+// -child-peer (see [bench.RunOptions.Isolate]).
+func isolate(f flags) func(ctx context.Context, w *bench.Workload, p bench.Peer, n int) bench.Result {
+	return func(ctx context.Context, w *bench.Workload, p bench.Peer, n int) bench.Result {
+		fail := func(err error) bench.Result {
+			return bench.Result{Workload: w.ID, Peer: p.Name(), N: n, Status: bench.StatusError, Error: err.Error()}
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return fail(fmt.Errorf("finding this program to run a run in: %w", err))
+		}
+		timeout := f.runTimeout
+		if timeout <= 0 {
+			timeout = 5 * time.Minute
+		}
+		ctx, cancel := context.WithTimeout(ctx, timeout+2*time.Minute) // the run's own limit, its grace, and a start
+		defer cancel()
+		args := []string{"-workload", w.ID, "-child-peer", p.Name(), "-child-n", strconv.Itoa(n),
+			"-scale", strconv.FormatFloat(f.scale, 'g', -1, 64), "-run-timeout", f.runTimeout.String(),
+			"-stall", f.stall.String(), "-dir", f.dir}
+		cmd := exec.CommandContext(ctx, exe, args...)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fail(fmt.Errorf("the run's process: %w", err))
+		}
+		var r bench.Result
+		if err := json.Unmarshal(out, &r); err != nil {
+			return fail(fmt.Errorf("the run's process printed no result: %w", err))
+		}
+		return r
+	}
+}
+
+// runChild does the one run of w that -child-peer and -child-n ask for
+// and prints its result as JSON.
+func runChild(w *bench.Workload, f flags, opts bench.RunOptions) error {
+	peers, err := selectPeers(f.childPeer)
+	if err != nil {
+		return err
+	}
+	if len(peers) != 1 || f.childN < 1 {
+		return fmt.Errorf("-child-peer %q -child-n %d: want one peer and a count", f.childPeer, f.childN)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return json.NewEncoder(os.Stdout).Encode(bench.RunOnce(ctx, w, peers[0], f.childN, opts))
 }
 
 // startCapture writes a CPU profile or a trace (start and end) to path:
