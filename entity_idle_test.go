@@ -1,6 +1,7 @@
 package minibus_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -177,4 +178,42 @@ func TestA2_TopicUpdatesBesideSubscriptionPeeks(t *testing.T) {
 	require.Equal(t, []string{"t"}, e.ns.Topics())
 	e.mock.Add(time.Nanosecond)
 	require.Empty(t, e.ns.Topics(), "the last update (1h) holds")
+}
+
+// A3, T3: at the instant an entity becomes idle its own deadlines come
+// before its deletion, whichever entity the broker's catch-up visits first
+// at that instant. Here d's lock ends at MaxDeliveryCount at the instant d
+// has been idle for AutoDeleteOnIdle, which dead-letters its message to q2
+// (D4), while src forwards a message to d at that same instant (F2). When
+// src was visited first (created first), the forward's arrival deleted d
+// at once, and the locked message went with d instead of reaching q2.
+func TestA3_T3_OwnDeadlinesBeforeIdleDeletionOnAForward(t *testing.T) {
+	for _, srcFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("source created first=%v", srcFirst), func(t *testing.T) {
+			e := newEnv(t)
+			var src *minibus.Queue
+			if srcFirst {
+				src = e.queue("src", nil)
+			}
+			q2 := e.queue("q2", nil)
+			d := e.queue("d", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute, LockDuration: 5 * time.Minute,
+				MaxDeliveryCount: 1, ForwardDeadLetteredMessagesTo: "q2"})
+			if !srcFirst {
+				src = e.queue("src", nil)
+			}
+			_, err := e.ns.UpdateQueue("src", minibus.QueueProperties{ForwardTo: "d"})
+			require.NoError(t, err)
+			e.send(d, "locked")
+			e.receive(e.receiver(d, nil), 1)
+			_, err = src.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("forwarded")}}, at(5*time.Minute), nil)
+			require.NoError(t, err)
+
+			e.mock.Add(5 * time.Minute) // d's lock ends, d is idle, src forwards
+			require.Equal(t, []string{"q2", "src"}, e.ns.Queues(), "d was idle for 5 minutes")
+			dl := e.peekAll(e.receiver(q2, nil))
+			require.Equal(t, []string{"locked"}, bodies(dl), "the lock ended before d went")
+			require.Equal(t, "MaxDeliveryCountExceeded", dl[0].DeadLetterReason)
+			require.EqualValues(t, 1, src.RuntimeProperties().TransferDeadLetterMessageCount, "the forward found d gone")
+		})
+	}
 }

@@ -233,15 +233,16 @@ func (s *Entity) transferFailedLocked(f *forward, why string) {
 // source, as a new message of d (SEMANTICS F2), or says why d cannot take
 // it; at d's latest instant if d acted later meanwhile (a call beside it
 // read the clock later, see instant), so that d's times never go back. It
-// locks d, and a topic's subscriptions; d is already caught up to that
-// instant, but for an idle deletion due at that very instant, which the
-// catch-up may not have reached yet: it happens first (T2, T3), and the
-// message finds d gone. Unless d has acted at that instant already: then
-// its catch-up stopped at one of its own deadlines there to deliver the
-// forwards it made, this one perhaps among them (a dead letter forwarded
-// and forwarded back), and its idle deletion, which at one instant comes
-// after its messages' and sessions' deadlines (advanceLocked), has not
-// come yet; the message is taken, activity that keeps d (A2).
+// locks d, and a topic's subscriptions. d is already caught up to before
+// that instant, but the catch-up may not have reached d's own events at
+// it. When d's idle deletion is due then, d goes first (T2, T3): its
+// messages' and sessions' deadlines at that instant, then the deletion
+// (advanceLocked), and the message finds d gone. Unless d has acted at
+// that instant already: then its catch-up stopped at one of its own
+// deadlines there to deliver the forwards it made, this one perhaps among
+// them (a dead letter forwarded and forwarded back), and its idle
+// deletion, which comes after its deadlines at that instant, has not come
+// yet; the message is taken, activity that keeps d (A2).
 func (d *Entity) takeForwardLocked(f *forward) (why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -250,8 +251,7 @@ func (d *Entity) takeForwardLocked(f *forward) (why string) {
 		at = max(at, d.instant)
 	}
 	if idle := d.idleDueLocked(); idle <= at && d.instant < at && d.b.replay == nil {
-		d.b.log.Info("minibus: deleted on idle", "entity", d.describe())
-		d.deleteRecLocked(idle)
+		d.advanceLocked(at, false)
 	}
 	if why := d.refusesLocked(f.m); why != "" {
 		return why
