@@ -578,3 +578,30 @@ func TestStoreFailedNewSegment(t *testing.T) {
 	d.open()
 	require.EqualValues(t, sent-1, d.q("q").RuntimeProperties().ActiveMessageCount)
 }
+
+// T3, A3, SS1, D4: a topic's scheduled message activates at the instant
+// its subscription has been idle for AutoDeleteOnIdle. The subscription's
+// own events at that instant come first, its deletion among them, so it
+// gets no copy (which, without a SessionID, it would have dead-lettered to
+// t1). The log recorded the activation before the subscription's deletion,
+// so Open, replaying it, gave the deleted subscription the copy and t1 a
+// message it never had (found by TestModelDurable).
+func TestOpenReplaysATopicActivationBesideAnIdleSubscription(t *testing.T) {
+	d := newDurableEnv(t)
+	t1 := d.queue("t1", nil)
+	top := d.topic("t", nil)
+	d.subscription(top, "s", &minibus.SubscriptionProperties{RequiresSession: true, AutoDeleteOnIdle: 5 * time.Minute,
+		ForwardDeadLetteredMessagesTo: "t1"})
+	_, err := top.ScheduleMessages(d.ctx, []*minibus.Message{{Body: []byte("m")}}, at(5*time.Minute), nil)
+	require.NoError(t, err)
+
+	d.mock.Add(5 * time.Minute)
+	require.Empty(t, top.Subscriptions(), "s was idle for 5 minutes")
+	require.EqualValues(t, 0, t1.RuntimeProperties().TotalMessageCount)
+
+	d.crash()
+	require.EqualValues(t, 0, d.q("t1").RuntimeProperties().TotalMessageCount, "the replay as it happened live")
+	top, err = d.ns.Topic("t")
+	require.NoError(t, err)
+	require.Empty(t, top.Subscriptions())
+}

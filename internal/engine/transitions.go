@@ -434,6 +434,13 @@ func (e *Entity) deadlineLocked(d store.Deadline) {
 	case d.LockEnd:
 		e.lockLostLocked(m, d.At)
 	case m.State() == store.Scheduled:
+		if e.kind == KindTopic {
+			// The subscriptions' own events at this instant come first,
+			// and so do their records, which the replay applies before the
+			// activation's: one deleted for idleness now gets no copy, in
+			// the log as it did live.
+			unlockAll(e.lockSubsLocked(d.At))
+		}
 		e.deadlineRecLocked(dlActivate, m, d.At)
 		e.activateLocked(m, d.At)
 	case m.State() == store.Delayed && d.At < m.Expires:
