@@ -166,6 +166,34 @@ func TestRegressionDD1_ForwardDuringCatchUp(t *testing.T) {
 	require.EqualValues(t, 1, d.RuntimeProperties().DeadLetterMessageCount, "the forward at +1m was a duplicate")
 }
 
+// DD1, T3: a topic's scheduled message "b" activates at +1ns and its
+// subscription s1 forwards it back to the topic at that instant: a resend
+// within the 20 s window, a duplicate. The namespace catch-up of a jump to
+// +1h pruned the topic's history to +1h while that forward was still on
+// its way, so it found "b" forgotten and was taken as new: s2 got a second
+// copy. A durable namespace's log then held a transfer that its replay,
+// which does not prune, dropped as the duplicate it was, and the records
+// after it no longer fitted: Open failed with ErrCorrupt (found by
+// TestModelDurable).
+func TestRegressionDD1_ForwardBackAfterACatchUpPrunes(t *testing.T) {
+	d := newDurableEnv(t)
+	top := d.topic("t", &minibus.TopicProperties{RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: 20 * time.Second})
+	s2 := d.subscription(top, "s2", nil)
+	d.subscription(top, "s1", &minibus.SubscriptionProperties{ForwardTo: "t"})
+	_, err := top.ScheduleMessages(d.ctx, []*minibus.Message{{MessageID: "b"}}, at(1), nil)
+	require.NoError(t, err)
+
+	d.mock.Add(time.Hour)
+	require.EqualValues(t, 1, s2.RuntimeProperties().ActiveMessageCount, "the forward back was a duplicate")
+
+	d.crash()
+	top, err = d.ns.Topic("t")
+	require.NoError(t, err)
+	s2, err = top.Subscription("s2")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, s2.RuntimeProperties().ActiveMessageCount, "the replay as it happened live")
+}
+
 // T5: a receive blocked on a queue wakes when a message becomes available
 // there through time, also when it arrives by a forward: here a scheduled
 // message activates in a forwarding source. The broker arms its timer only

@@ -305,13 +305,10 @@ func (e *Entity) catchUp(now int64) {
 	e.advanceLocked(now, true)
 	e.inCatchUp = false
 	e.rescheduleLocked() // advanceLocked's registration was skipped
-	if e.dups != nil {
-		// Only as far as the namespace is caught up: a message forwarded
-		// from an entity whose deadlines come first arrives at its own
-		// instant, and is a duplicate of an id remembered until after it
-		// (SEMANTICS DD1, T3).
-		e.dups.prune(min(now, e.b.sched.next.Load()))
-	}
+	// Only as far as the namespace is caught up: a message forwarded from
+	// an entity whose deadlines come first arrives at its own instant, and
+	// is a duplicate of an id remembered until after it (SEMANTICS DD1, T3).
+	e.pruneDupsLocked(min(now, e.b.sched.next.Load()))
 }
 
 // arm sets the timer for the earliest deadline blocked receivers wait on.

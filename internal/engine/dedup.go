@@ -50,6 +50,16 @@ func (h *dupHistory) prune(now int64) {
 	}
 }
 
+// pruneDupsLocked forgets the ids whose window ended at or before at,
+// unless a forward is on its way: it left at an instant of its own, maybe
+// earlier, and must find the ids remembered then (SEMANTICS DD1, T3). The
+// next entry or catch-up with nothing on its way prunes instead.
+func (e *Entity) pruneDupsLocked(at int64) {
+	if e.dups != nil && e.b.outbox.n.Load() == 0 {
+		e.dups.prune(at)
+	}
+}
+
 // Len returns the number of ids remembered.
 func (h *dupHistory) Len() int { return len(h.until) }
 

@@ -275,9 +275,7 @@ func (e *Entity) enter(now *int64) error {
 		e.mu.Unlock()
 		return e.errNotFound()
 	}
-	if e.dups != nil {
-		e.dups.prune(*now)
-	}
+	e.pruneDupsLocked(*now)
 	return nil
 }
 
