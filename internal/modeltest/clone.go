@@ -13,7 +13,6 @@ func (m *refModel) clone() *refModel {
 	c.items, c.term, c.learned = maps.Clone(m.items), maps.Clone(m.term), maps.Clone(m.learned)
 	c.idleGone = maps.Clone(m.idleGone)
 	c.outbox = nil
-	c.dupLog = []int64{}
 	ents := make(map[*mEntity]*mEntity, len(m.all))
 	c.all = make([]*mEntity, len(m.all))
 	for i, e := range m.all {

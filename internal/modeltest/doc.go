@@ -30,9 +30,8 @@
 // exactly one documented end.
 //
 // Where the broker's order is its own (events of different entities at one
-// instant: noteTie in forward.go, jump in harness.go) or it has a known
-// bug (knownLatePrune in harness.go), the harness steps around it and says
-// so in the totals. guard.go keeps forwarding loops finite.
+// instant: noteTie in forward.go, jump in harness.go), the harness steps
+// around it and says so in the totals. guard.go keeps forwarding loops finite.
 //
 // A durable namespace gets one more action: a crash (actions_crash.go,
 // crash.go), a power cut of the in-memory file system it is on and an Open

@@ -254,9 +254,8 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func tm(n int64) time.Time { return time.Unix(0, n) }
 
-// jump moves the broker's mock clock and the model to instant to. It
-// stops, and lets the broker catch up, 1ns before each end of a duplicate
-// detection window on the way (knownLatePrune).
+// jump moves the broker's mock clock and the model to instant to, or to
+// just before a tie between entities on the way (noteTie).
 func (h *machine) jump(to int64) {
 	if to >= mNever-1 && h.m.fwdGraph().forwards() {
 		to = max(h.m.now, mNever-2) // no forwarding at the end of time (guard.go)
@@ -269,30 +268,8 @@ func (h *machine) jump(to int64) {
 		to = ahead.tieAt - 1
 		h.tally["jumps held back before a tie"]++
 	}
-	for _, u := range h.m.dupEnds(ahead, to) {
-		h.move(u - 1)
-		h.ns.Queues() // any call catches up
-		h.tally[knownLatePrune]++
-	}
 	h.move(to)
 }
-
-// blocks reports whether a call blocked on e can be checked exactly when
-// the clock jumps to instant to: no duplicate detection window ends on the
-// way (knownLatePrune). A forward that reaches e through time wakes it as
-// a send does (T5, TestRegressionT5_ForwardWakesReceiver).
-func (h *machine) blocks(e *mEntity, to int64) bool {
-	ahead := h.m.clone()
-	ahead.advance(to)
-	return len(h.m.dupEnds(ahead, to)) == 0
-}
-
-// knownLatePrune names the broker bug the harness steps around: a catch-up
-// across the end of a duplicate detection window forgets the id at the
-// end of the catch-up, also for a message forwarded to the entity at an
-// instant inside the window, which is then taken as new (T3, DD1). See
-// TestRegressionDD1_ForwardDuringCatchUp.
-const knownLatePrune = "jump stopped before a duplicate detection window ends (known bug: history pruned late)"
 
 func (h *machine) move(to int64) {
 	if to > h.m.now {

@@ -343,9 +343,6 @@ type refModel struct {
 	firing     *mEntity
 	tieAt      int64
 	idleGone   map[string]gone
-	// dupLog, when not nil (a look-ahead copy), lists the ends of the
-	// duplicate detection windows recorded (knownLatePrune).
-	dupLog []int64
 }
 
 // gone is an idle deletion: the entity and the instant.

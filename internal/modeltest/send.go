@@ -233,9 +233,6 @@ func (m *refModel) recordDup(e *mEntity, key string, at int64) {
 		return
 	}
 	e.dups[key] = mAddSat(at, e.cfg.dupWindow)
-	if m.dupLog != nil {
-		m.dupLog = append(m.dupLog, e.dups[key])
-	}
 }
 
 // dedup marks which of recs e keeps: not those whose MessageID it accepted

@@ -224,23 +224,6 @@ func (m *refModel) deadlines() map[string][]int64 {
 	return out
 }
 
-// dupEnds is the ends of duplicate detection windows u with now+1 < u <=
-// to, sorted: a jump that crosses one stops at u-1 (knownLatePrune). ahead
-// is m advanced to to: its windows recorded on the way count too.
-func (m *refModel) dupEnds(ahead *refModel, to int64) []int64 {
-	out := slices.Clone(ahead.dupLog)
-	for _, e := range m.all {
-		for _, u := range e.dups {
-			if !e.deleted {
-				out = append(out, u)
-			}
-		}
-	}
-	out = slices.DeleteFunc(out, func(u int64) bool { return u <= m.now+1 || u > to })
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // wakeDeadline is the first pending instant that can change what a call
 // blocked on e sees: an event of e, or its topic's activation or idle
 // deletion (entityWake), or an earlier event of another entity that
