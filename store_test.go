@@ -605,3 +605,36 @@ func TestOpenReplaysATopicActivationBesideAnIdleSubscription(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, top.Subscriptions())
 }
+
+// TestOpenDropsAForwardLostWithItsSource: a subscription's message expires
+// at the instant the subscription has been idle for its AutoDeleteOnIdle,
+// and its dead letter is forwarded to a queue deleted before (D4, T3); the
+// queue cannot take it and the subscription's transfer dead-letter queue
+// cannot either, since the subscription is gone (F3, A1): the message is
+// gone with it. A queue of that name created later must not get it from
+// Open, which replayed the forward's start and, before the fix, nothing of
+// its end (found by TestJournalReplaysTheStateAtTies). Whether the dead
+// letter reaches the transfer dead-letter queue before the deletion or is
+// lost with the subscription is the broker's order at one instant; the
+// log must replay the one it took.
+func TestOpenDropsAForwardLostWithItsSource(t *testing.T) {
+	d := newDurableEnv(t)
+	d.queue("b", nil)
+	top := d.topic("t", nil)
+	d.subscription(top, "y", &minibus.SubscriptionProperties{DefaultMessageTimeToLive: 5 * time.Minute,
+		DeadLetteringOnMessageExpiration: true, AutoDeleteOnIdle: 5 * time.Minute, ForwardDeadLetteredMessagesTo: "b"})
+	require.NoError(t, d.ns.DeleteQueue("b"))
+	require.NoError(t, top.SendMessage(d.ctx, &minibus.Message{Body: []byte("m")}, nil))
+	// The topic's activation at that instant catches y up, through its
+	// expiry and its deletion, before the forward is delivered.
+	_, err := top.ScheduleMessages(d.ctx, []*minibus.Message{{Body: []byte("later")}}, at(5*time.Minute), nil)
+	require.NoError(t, err)
+
+	d.mock.Add(5 * time.Minute)
+	require.Empty(t, top.Subscriptions(), "y was idle for 5 minutes")
+	b := d.queue("b", nil)
+	require.EqualValues(t, 0, b.RuntimeProperties().TotalMessageCount)
+
+	d.crash()
+	require.EqualValues(t, 0, d.q("b").RuntimeProperties().TotalMessageCount, "the replay as it happened live")
+}

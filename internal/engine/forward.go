@@ -200,7 +200,14 @@ func (b *Broker) deliver(f *forward) {
 	defer s.mu.Unlock()
 	b.outbox.landed(f)
 	if s.deleted.Load() {
-		return // gone with its source
+		// Gone with its source. The log says so: the replay has the
+		// forward on its way, and Open would deliver it to a destination
+		// that can take it by then.
+		if enc := s.rec(recTransferLost); enc != nil {
+			enc.key(f.key)
+			s.commit(enc)
+		}
+		return
 	}
 	if enc := s.rec(recTransferFailed); enc != nil {
 		enc.key(f.key)

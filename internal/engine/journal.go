@@ -67,6 +67,7 @@ const (
 	recTransferFailed
 	recTouch
 	recRenew
+	recTransferLost
 )
 
 var recNames = [...]string{
@@ -75,7 +76,7 @@ var recNames = [...]string{
 	recFetch: "receive deferred", recSettle: "settle", recRemove: "remove", recDeadline: "deadline",
 	recHold: "accept session", recRelease: "release session", recState: "session state",
 	recTransfer: "forward", recTransferFailed: "forward failed", recTouch: "activity",
-	recRenew: "renew",
+	recRenew: "renew", recTransferLost: "forward lost",
 }
 
 func (k recKind) String() string {

@@ -158,6 +158,12 @@ func (b *Broker) apply(lsn uint64, rec []byte) error {
 	case k == recTransfer:
 		err = b.applyTransfer(d, name, sub, skip)
 	case skip:
+	case k == recTransferLost:
+		// Its source is deleted, perhaps a namesake created since: the
+		// forward leaves the outbox by the source's name.
+		if f := b.replay.unsend(name, sub, d.key(), &b.outbox); f != nil {
+			store.Recycle(f.m)
+		}
 	case k == recCreate:
 		err = b.applyCreate(d, name, sub)
 	case k == recDelete:
