@@ -58,9 +58,10 @@ func TestJournalReplaysTheStateAtTies(t *testing.T) {
 var tieNames = []string{"a", "b", "c", "t", "t/x", "t/y"}
 
 type tieRecvKey struct {
-	e    *Entity
-	q    store.Queue
-	mode Mode
+	e       *Entity
+	q       store.Queue
+	mode    Mode
+	session string
 }
 
 type tieWorld struct {
@@ -110,9 +111,13 @@ func (w *tieWorld) config(t *rapid.T, path string) Config {
 		TTL:              minutes(t, "ttl", 0, 2, 3),
 		AutoDeleteOnIdle: minutes(t, "idle", 0, 0, 3, 5),
 		MaxSizeMB:        1,
-		MaxMessageKB:     64,
+		MaxMessageKB:     int64(rapid.SampledFrom([]int{1, 400, 400}).Draw(t, "maxKB")),
+		Status:           rapid.SampledFrom([]Status{StatusActive, StatusActive, StatusActive, StatusDisabled, StatusSendDisabled, StatusReceiveDisabled}).Draw(t, "status"),
 	}
 	c.DeadLetterOnExpiry = rapid.Bool().Draw(t, "dlExpiry")
+	if path != "t" && rapid.IntRange(0, 3).Draw(t, "session") == 0 {
+		c.RequiresSession = true
+	}
 	if !strings.Contains(path, "/") && rapid.Bool().Draw(t, "dedup") {
 		c.RequiresDuplicateDetection, c.DuplicateWindow = true, minutes(t, "window", 1, 2, 4)
 	}
@@ -160,6 +165,7 @@ func (w *tieWorld) update(t *rapid.T) {
 	c := w.config(t, path)
 	old := e.Config()
 	c.RequiresDuplicateDetection = old.RequiresDuplicateDetection // fixed at creation
+	c.RequiresSession = old.RequiresSession
 	if !c.RequiresDuplicateDetection {
 		c.DuplicateWindow = old.DuplicateWindow
 	}
@@ -190,7 +196,9 @@ func (w *tieWorld) send(t *rapid.T) {
 	recs := make([]*store.Message, rapid.IntRange(1, 3).Draw(t, "n"))
 	for i := range recs {
 		m := store.NewMessage()
-		m.Body = append(m.Body, rapid.SampledFrom([]string{"a", "b"}).Draw(t, "body")...)
+		// Small, larger than 1 KB, and a quarter of the 1 MB quota.
+		m.Body = append(m.Body, strings.Repeat("a", rapid.SampledFrom([]int{1, 1, 1, 2000, 300 << 10}).Draw(t, "body"))...)
+		m.SessionID = rapid.SampledFrom([]string{"", "", "s1", "s2"}).Draw(t, "session")
 		m.MessageID = rapid.SampledFrom([]string{"", "m1", "m2", "m3"}).Draw(t, "id")
 		if m.MessageID == "" {
 			m.IDSeed = rapid.Uint64Min(1).Draw(t, "seed")
@@ -259,7 +267,11 @@ func (w *tieWorld) receive(t *rapid.T) {
 	if e == nil {
 		return
 	}
-	key := tieRecvKey{e, q, mode}
+	if e.Config().RequiresSession && q == store.Main {
+		w.session(t, e, mode)
+		return
+	}
+	key := tieRecvKey{e: e, q: q, mode: mode}
 	r := w.recv[key]
 	if r == nil {
 		var err error
@@ -269,6 +281,30 @@ func (w *tieWorld) receive(t *rapid.T) {
 		}
 		w.recv[key] = r
 	}
+	w.take(t, r, path, mode)
+}
+
+// session accepts a session of e, receives from it, and closes the
+// receiver or keeps it, with the session's lock, for later calls.
+func (w *tieWorld) session(t *rapid.T, e *Entity, mode Mode) {
+	id := rapid.SampledFrom([]string{"s1", "s2"}).Draw(t, "session")
+	key := tieRecvKey{e: e, session: id}
+	r := w.recv[key]
+	if r == nil || r.Closed() {
+		var err error
+		if r, err = e.AcceptSession(w.ctx, id, mode); err != nil {
+			t.Logf("accept session %s of %s: %v", id, e.Path(), err)
+			return
+		}
+		w.recv[key] = r
+	}
+	w.take(t, r, e.Path()+"/"+id, r.Mode())
+	if rapid.Bool().Draw(t, "close") {
+		r.Close()
+	}
+}
+
+func (w *tieWorld) take(t *rapid.T, r *Receiver, path string, mode Mode) {
 	snaps, err := r.Receive(w.ctx, rapid.IntRange(1, 3).Draw(t, "max"), nil, -1)
 	t.Logf("receive from %s: %d, %v", path, len(snaps), err)
 	for i := range snaps {
