@@ -521,3 +521,50 @@ func TestJournalAppendsATopicSendBeforeTheSubscriptionsUnlock(t *testing.T) {
 	require.Equal(t, []string{"send held=true", "forward held=true"}, appended)
 	replayed(t, mock, &j.memJournal).Close()
 }
+
+// TestJournalLandsAForwardBeforeItsRecord: a message on its way leaves the
+// outbox's flying set before the record of where it went is appended. A
+// snapshot that began after that record would otherwise cut the record
+// from the log yet still find the message on its way, and Open would
+// deliver it a second time (SEMANTICS F2).
+func TestJournalLandsAForwardBeforeItsRecord(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	var appended []string
+	j := &watchJournal{memJournal: memJournal{first: 1}}
+	j.watch = func(rec []byte) {
+		d := &decoder{b: rec}
+		if k := recKind(d.u8()); k == recTransfer || k == recTransferFailed || k == recTransferLost {
+			b.outbox.mu.Lock()
+			appended = append(appended, fmt.Sprintf("%v, in %s: %d flying", k, d.str(), len(b.outbox.flying)))
+			b.outbox.mu.Unlock()
+		}
+	}
+	require.NoError(t, b.Recover(Recovery{Journal: j, Replay: func(func(uint64, []byte) error) error { return nil }, CompactAfter: 1 << 30}))
+	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
+	top, err := b.Create(KindTopic, "t", base)
+	require.NoError(t, err)
+	all, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+	require.NoError(t, err)
+	_, err = top.CreateSubscription("all", base, []*Rule{all})
+	require.NoError(t, err)
+	_, err = b.Create(KindQueue, "q", base)
+	require.NoError(t, err)
+	off := base
+	off.Status = StatusDisabled
+	_, err = b.Create(KindQueue, "off", off)
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, to := range []string{"q", "t", "off"} {
+		fwd := base
+		fwd.ForwardTo = to
+		src, err := b.Create(KindQueue, "to-"+to, fwd)
+		require.NoError(t, err)
+		_, err = src.Send(ctx, []*store.Message{store.NewMessage()}, store.Unset, false)
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{"forward, in q: 0 flying", "forward, in t: 0 flying", "forward failed, in to-off: 0 flying"}, appended)
+	replayed(t, mock, &j.memJournal).Close()
+}

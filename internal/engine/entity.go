@@ -130,6 +130,10 @@ type Entity struct {
 	cfg Config
 	// jenc encodes the entity's journal records (journal.go).
 	jenc encoder
+	// landing is the forward whose arrival the entity's next record
+	// tells: it leaves the outbox's flying set as that record is
+	// appended, not after (forward.go, commit).
+	landing *forward
 	// inCatchUp is set while the namespace catch-up processes the entity: it
 	// re-registers the entity when done, so register skips it meanwhile.
 	inCatchUp bool

@@ -271,7 +271,10 @@ func (d *Entity) takeForwardLocked(f *forward) (why string) {
 		enc.svar(at)
 		enc.message(f.m)
 	}
-	if why := d.acceptForwardLocked(f.m, at, enc); why != "" {
+	d.landing = f // commit lands it
+	why = d.acceptForwardLocked(f.m, at, enc)
+	d.landing = nil
+	if why != "" {
 		return why
 	}
 	d.b.outbox.landed(f)

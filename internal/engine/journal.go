@@ -146,6 +146,13 @@ func (e *Entity) commit(enc *encoder) {
 	if enc == nil {
 		return
 	}
+	if f := e.landing; f != nil {
+		// Out of flying before its record is appended: a snapshot that
+		// begins after the record, and so cuts it from the log, must not
+		// find the message still on its way (snapshot.go).
+		e.landing = nil
+		e.b.outbox.landed(f)
+	}
 	e.b.appendRec(enc.b)
 	if cap(enc.b) > 1<<20 {
 		enc.b = nil // a large batch's buffer is not kept
