@@ -610,7 +610,7 @@ func TestOpenReplaysATopicActivationBesideAnIdleSubscription(t *testing.T) {
 // at the instant the subscription has been idle for its AutoDeleteOnIdle,
 // and its dead letter is forwarded to a queue deleted before (D4, T3); the
 // queue cannot take it and the subscription's transfer dead-letter queue
-// cannot either, since the subscription is gone (F3, A1): the message is
+// cannot either, since the subscription is gone (F3, A3): the message is
 // gone with it. A queue of that name created later must not get it from
 // Open, which replayed the forward's start and, before the fix, nothing of
 // its end (found by TestJournalReplaysTheStateAtTies). Whether the dead

@@ -16,7 +16,9 @@ import (
 // TestJournalReplaysTheStateAtTies is TestJournalReplaysTheState where the
 // model test cannot go: entities created, updated and deleted at random,
 // forwarding to each other in chains and loops (F1, F2, D4), deleted for
-// idleness (A1, A2) and detecting duplicates (DD1), every duration a whole
+// idleness (A2, A3: after 3 or 5 minutes, as A1's floor is the root's to
+// check), refusing forwards (F3) and detecting duplicates (DD1), with
+// sessions, statuses and size limits, every duration a whole
 // number of minutes and the clock moved by whole minutes, so that lock
 // ends, expiries, activations, idle deletions and forwards of different
 // entities fall on one instant (T3). The order the broker gives such
