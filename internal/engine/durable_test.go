@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"slices"
@@ -176,8 +177,12 @@ func dumpMessage(m *store.Message) string {
 	if m.Headers != nil {
 		h = fmt.Sprintf("%+v", *m.Headers)
 	}
-	return fmt.Sprintf("id=%s sess=%q %s body=%q props=%v sched=%d ttl=%d enq=%d exp=%d dc=%d eseq=%d hops=%d dl=%s fd=%v",
-		m.ID(), m.SessionID, h, m.Body, m.Props, m.Scheduled, m.TTL, m.Enqueued, m.Expires, m.Deliveries, m.EnqueuedSeq, m.Hops, dl, m.FromDeferral)
+	body := fmt.Sprintf("%q", m.Body)
+	if len(m.Body) > 64 { // large bodies by length and checksum: the dumps stay small
+		body = fmt.Sprintf("%d bytes, crc %08x", len(m.Body), crc32.ChecksumIEEE(m.Body))
+	}
+	return fmt.Sprintf("id=%s sess=%q %s body=%s props=%v sched=%d ttl=%d enq=%d exp=%d dc=%d eseq=%d hops=%d dl=%s fd=%v",
+		m.ID(), m.SessionID, h, body, m.Props, m.Scheduled, m.TTL, m.Enqueued, m.Expires, m.Deliveries, m.EnqueuedSeq, m.Hops, dl, m.FromDeferral)
 }
 
 // durableWorld is a broker with one entity of each sort and its receivers.
