@@ -202,13 +202,17 @@ type heldLock struct {
 	seq   int64
 }
 
-func (w *durableWorld) entity(path string) *Entity {
+func (w *durableWorld) entity(path string) *Entity { return entityAt(w.b, path) }
+
+// entityAt is b's live entity at path ("q", "t" for the topic, "t/sub"),
+// or nil.
+func entityAt(b *Broker, path string) *Entity {
 	name, sub, _ := strings.Cut(path, "/")
 	kind := KindQueue
 	if name == "t" {
 		kind = KindTopic
 	}
-	e, err := w.b.Find(kind, name)
+	e, err := b.Find(kind, name)
 	if err != nil {
 		return nil
 	}
@@ -313,13 +317,17 @@ func (w *durableWorld) receive(t *rapid.T) {
 	w.hold(r, snaps)
 }
 
-func (w *durableWorld) hold(r *Receiver, snaps []store.Snapshot) {
+func (w *durableWorld) hold(r *Receiver, snaps []store.Snapshot) { w.locks = hold(w.locks, r, snaps) }
+
+// hold releases snaps, which r received, and appends their locks to locks.
+func hold(locks []heldLock, r *Receiver, snaps []store.Snapshot) []heldLock {
 	for i := range snaps {
 		if r.Mode() == PeekLock {
-			w.locks = append(w.locks, heldLock{r, snaps[i].Token, snaps[i].Key.Seq})
+			locks = append(locks, heldLock{r, snaps[i].Token, snaps[i].Key.Seq})
 		}
 		snaps[i].Release()
 	}
+	return locks
 }
 
 func (w *durableWorld) session(t *rapid.T) {
@@ -407,17 +415,12 @@ func TestJournalReplaysTheState(t *testing.T) {
 		defer b.Close()
 		w := &durableWorld{t: t, ctx: context.Background(), mock: mock, b: b, j: j, recv: map[string]*Receiver{}}
 		w.setUp(t)
-		t.Repeat(map[string]func(*rapid.T){
+		t.Repeat(journalActions(mock, b, j, time.Second, 150, map[string]func(*rapid.T){
 			"send":     w.send,
 			"receive":  w.receive,
 			"settle":   w.settle,
 			"deferred": w.fetchDeferred,
 			"cancel":   w.cancel,
-			"time": func(t *rapid.T) {
-				mock.Add(time.Duration(rapid.IntRange(1, 150).Draw(t, "seconds")) * time.Second)
-				b.CatchUp()
-			},
-			"snapshot": func(t *rapid.T) { require.NoError(t, b.Snapshot()) },
 			"delete": func(t *rapid.T) {
 				r := w.receiver(t, rapid.SampledFrom([]string{"q", "t/red"}).Draw(t, "from"), store.DeadLetterQueue, PeekLock)
 				if r != nil {
@@ -431,19 +434,31 @@ func TestJournalReplaysTheState(t *testing.T) {
 				c.MaxDeliveryCount = int32(rapid.IntRange(1, 4).Draw(t, "mdc"))
 				require.NoError(t, e.Update(c))
 			},
-			"": func(t *rapid.T) {
-				got := replayed(t, mock, j)
-				defer got.Close()
-				if want, have := dump(b), dump(got); want != have {
-					for i, r := range j.recs {
-						d := &decoder{b: r}
-						t.Logf("record %d: %v %s/%s %x", j.first+uint64(i), recKind(d.u8()), d.str(), d.str(), d.b)
-					}
-					sameDump(t, want, have)
-				}
-			},
-		})
+		}))
 	})
+}
+
+// journalActions adds to actions those the replay tests share: the clock
+// moved by 1 to n steps and caught up, a snapshot, and the check after
+// every action, that a broker rebuilt from j is b.
+func journalActions(mock *clock.Mock, b *Broker, j *memJournal, step time.Duration, n int, actions map[string]func(*rapid.T)) map[string]func(*rapid.T) {
+	actions["time"] = func(t *rapid.T) {
+		mock.Add(time.Duration(rapid.IntRange(1, n).Draw(t, "steps")) * step)
+		b.CatchUp()
+	}
+	actions["snapshot"] = func(t *rapid.T) { require.NoError(t, b.Snapshot()) }
+	actions[""] = func(t *rapid.T) {
+		got := replayed(t, mock, j)
+		defer got.Close()
+		if want, have := dump(b), dump(got); want != have {
+			for i, r := range j.recs {
+				d := &decoder{b: r}
+				t.Logf("record %d: %v %s/%s %x", j.first+uint64(i), recKind(d.u8()), d.str(), d.str(), d.b)
+			}
+			sameDump(t, want, have)
+		}
+	}
+	return actions
 }
 
 // sameDump fails with the lines that differ.

@@ -32,7 +32,7 @@ func TestJournalReplaysTheStateAtTies(t *testing.T) {
 		b, j := newDurable(t, mock)
 		defer b.Close()
 		w := &tieWorld{ctx: context.Background(), mock: mock, b: b, recv: map[tieRecvKey]*Receiver{}}
-		t.Repeat(map[string]func(*rapid.T){
+		t.Repeat(journalActions(mock, b, j, time.Minute, 4, map[string]func(*rapid.T){
 			"create":  w.create,
 			"update":  w.update,
 			"delete":  w.delete,
@@ -41,17 +41,7 @@ func TestJournalReplaysTheStateAtTies(t *testing.T) {
 			"settle":  w.settle,
 			"cancel":  w.cancel,
 			"rule":    w.rule,
-			"time": func(t *rapid.T) {
-				mock.Add(time.Duration(rapid.IntRange(1, 4).Draw(t, "minutes")) * time.Minute)
-				b.CatchUp()
-			},
-			"snapshot": func(t *rapid.T) { require.NoError(t, b.Snapshot()) },
-			"": func(t *rapid.T) {
-				got := replayed(t, mock, j)
-				defer got.Close()
-				sameDump(t, dump(b), dump(got))
-			},
-		})
+		}))
 	})
 }
 
@@ -82,23 +72,7 @@ type tieScheduled struct {
 }
 
 // entity is the live entity of path, or nil.
-func (w *tieWorld) entity(path string) *Entity {
-	name, sub, _ := strings.Cut(path, "/")
-	kind := KindQueue
-	if name == "t" {
-		kind = KindTopic
-	}
-	e, err := w.b.Find(kind, name)
-	if err != nil {
-		return nil
-	}
-	if sub != "" {
-		if e, err = e.Subscription(sub); err != nil {
-			return nil
-		}
-	}
-	return e
-}
+func (w *tieWorld) entity(path string) *Entity { return entityAt(w.b, path) }
 
 func minutes(t *rapid.T, label string, choices ...int) time.Duration {
 	return time.Duration(rapid.SampledFrom(choices).Draw(t, label)) * time.Minute
@@ -283,7 +257,7 @@ func (w *tieWorld) receive(t *rapid.T) {
 		}
 		w.recv[key] = r
 	}
-	w.take(t, r, path, mode)
+	w.take(t, r, path)
 }
 
 // session accepts a session of e, receives from it, and closes the
@@ -300,21 +274,16 @@ func (w *tieWorld) session(t *rapid.T, e *Entity, mode Mode) {
 		}
 		w.recv[key] = r
 	}
-	w.take(t, r, e.Path()+"/"+id, r.Mode())
+	w.take(t, r, e.Path()+"/"+id)
 	if rapid.Bool().Draw(t, "close") {
 		r.Close()
 	}
 }
 
-func (w *tieWorld) take(t *rapid.T, r *Receiver, path string, mode Mode) {
+func (w *tieWorld) take(t *rapid.T, r *Receiver, path string) {
 	snaps, err := r.Receive(w.ctx, rapid.IntRange(1, 3).Draw(t, "max"), nil, -1)
 	t.Logf("receive from %s: %d, %v", path, len(snaps), err)
-	for i := range snaps {
-		if mode == PeekLock {
-			w.locks = append(w.locks, heldLock{r, snaps[i].Token, snaps[i].Key.Seq})
-		}
-		snaps[i].Release()
-	}
+	w.locks = hold(w.locks, r, snaps)
 }
 
 func (w *tieWorld) settle(t *rapid.T) {
