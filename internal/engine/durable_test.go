@@ -78,8 +78,13 @@ func (j *memJournal) replay(fn func(uint64, []byte) error) error {
 func newDurable(t require.TestingT, mock clock.Clock) (*Broker, *memJournal) {
 	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
 	j := &memJournal{first: 1}
-	require.NoError(t, b.Recover(Recovery{Journal: j, Replay: func(func(uint64, []byte) error) error { return nil }, CompactAfter: 1 << 30}))
+	startJournal(t, b, j)
 	return b, j
+}
+
+// startJournal makes the new broker b durable on j, with nothing to replay.
+func startJournal(t require.TestingT, b *Broker, j Journal) {
+	require.NoError(t, b.Recover(Recovery{Journal: j, Replay: func(func(uint64, []byte) error) error { return nil }, CompactAfter: 1 << 30}))
 }
 
 // replayed rebuilds a broker from j, its locks still held.
@@ -520,7 +525,7 @@ func TestJournalAppendsATopicSendBeforeTheSubscriptionsUnlock(t *testing.T) {
 			appended = append(appended, fmt.Sprintf("%v held=%v", k, held))
 		}
 	}
-	require.NoError(t, b.Recover(Recovery{Journal: j, Replay: func(func(uint64, []byte) error) error { return nil }, CompactAfter: 1 << 30}))
+	startJournal(t, b, j)
 	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64, DuplicateWindow: 10 * time.Minute}
 	top, err := b.Create(KindTopic, "t", base)
 	require.NoError(t, err)
@@ -562,7 +567,7 @@ func TestJournalLandsAForwardBeforeItsRecord(t *testing.T) {
 			b.outbox.mu.Unlock()
 		}
 	}
-	require.NoError(t, b.Recover(Recovery{Journal: j, Replay: func(func(uint64, []byte) error) error { return nil }, CompactAfter: 1 << 30}))
+	startJournal(t, b, j)
 	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
 	top, err := b.Create(KindTopic, "t", base)
 	require.NoError(t, err)
