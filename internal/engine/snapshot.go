@@ -16,7 +16,10 @@ import (
 // unit also records the last record appended when it was read: the replay
 // skips that unit's records up to there, which its state has already, and
 // applies the rest (replay.go). The messages on their way from an entity to
-// another are saved with their source.
+// another are saved with their source; those whose source has been deleted
+// since they left (for idleness at that instant, say) with the unit of its
+// name, by that name, so that a crash before they land does not lose them:
+// the records that sent them are cut from the log.
 //
 // The snapshotter takes one when the log has grown past the larger of the
 // last snapshot and Recovery.CompactAfter since the last one, so that the
@@ -29,7 +32,9 @@ import (
 // of the state now would hold (a store drained since its last snapshot),
 // so that the next Open reads the shorter of the two.
 
-const snapVersion = 1
+// snapVersion is the version snapshots are written in. Version 1 had no
+// messages on their way from deleted sources; restore reads it still.
+const snapVersion = 2
 
 // startSnapshots starts the snapshotter.
 func (b *Broker) startSnapshots() {
@@ -133,7 +138,9 @@ func (b *Broker) snapshotLocked() error {
 		names = append(names, k)
 	}
 	b.mu.Unlock()
+	names = append(names, b.outbox.orphanNames()...)
 	slices.Sort(names)
+	names = slices.Compact(names)
 	var size int64
 	err := j.Snapshot(l0, func(w io.Writer) error {
 		sw := &snapWriter{w: w}
@@ -191,12 +198,12 @@ func (b *Broker) snapshotUnit(w *snapWriter, name string) {
 		b.mu.Lock()
 		e := b.lookupLocked(name)
 		if e == nil {
-			lsn := b.dur.j.Last() // b.mu orders it with every Create
-			b.mu.Unlock()
 			w.u8(1)
 			w.str(name)
-			w.uvar(lsn)
+			w.uvar(b.dur.j.Last()) // b.mu orders it with every Create
 			w.boolean(false)
+			b.snapshotOrphans(w, name, nil, nil)
+			b.mu.Unlock()
 			return
 		}
 		e.mu.Lock()
@@ -218,6 +225,7 @@ func (b *Broker) snapshotUnit(w *snapWriter, name string) {
 		for _, s := range subs {
 			s.snapshotLocked(w)
 		}
+		b.snapshotOrphans(w, name, e, subs)
 		unlockAll(subs)
 		e.mu.Unlock()
 		return
@@ -272,12 +280,7 @@ func (e *Entity) snapshotLocked(w *snapWriter) {
 	w.u8(0)
 	o := &e.b.outbox
 	o.mu.Lock()
-	for _, f := range o.waiting {
-		e.snapshotForward(w, f)
-	}
-	for f := range o.flying {
-		e.snapshotForward(w, f)
-	}
+	o.eachLocked(func(f *forward) { e.snapshotForward(w, f) })
 	o.mu.Unlock()
 	w.u8(0)
 	if e.kind == KindSubscription {
@@ -294,6 +297,11 @@ func (e *Entity) snapshotForward(w *snapWriter, f *forward) {
 		return
 	}
 	w.u8(1)
+	w.forward(f)
+}
+
+// forward writes what f is besides its source.
+func (w *snapWriter) forward(f *forward) {
 	w.key(f.key)
 	w.str(f.to)
 	w.svar(f.at)
@@ -302,10 +310,77 @@ func (e *Entity) snapshotForward(w *snapWriter, f *forward) {
 	w.message(f.m)
 }
 
+// orphanNames returns the names (lower case) of the units that messages on
+// their way from deleted entities belong to: a queue or topic deleted and
+// not created again has no unit otherwise.
+func (o *outbox) orphanNames() []string {
+	var names []string
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.eachLocked(func(f *forward) {
+		if f.from.deleted.Load() {
+			names = append(names, nameKey(f.from.unitName()))
+		}
+	})
+	return names
+}
+
+// eachLocked calls fn with every message on its way, waiting or flying;
+// o.mu is held.
+func (o *outbox) eachLocked(fn func(f *forward)) {
+	for _, f := range o.waiting {
+		fn(f)
+	}
+	for f := range o.flying {
+		fn(f)
+	}
+}
+
+// unitName is the name of the queue or topic whose snapshot unit holds e.
+func (e *Entity) unitName() string {
+	if e.topic != nil {
+		return e.topic.name
+	}
+	return e.name
+}
+
+// snapshotOrphans writes the messages on their way from deleted entities of
+// the unit named name (lower case), each with its source's kind and names,
+// except those the unit has written with their source: from top, the live
+// queue or topic of that name, or one of subs, its subscriptions, deleted
+// ones among them. The caller holds what keeps the unit as it is: b.mu
+// when no entity has the name, top's and subs' locks when one has. A
+// deleted source sends nothing more, and its messages leave the outbox
+// before the record of where they went is appended (Entity.commit,
+// deliver): one the unit finds has that record after the unit's last
+// one, which the replay applies.
+func (b *Broker) snapshotOrphans(w *snapWriter, name string, top *Entity, subs []*Entity) {
+	o := &b.outbox
+	o.mu.Lock()
+	o.eachLocked(func(f *forward) {
+		from := f.from
+		if !from.deleted.Load() || nameKey(from.unitName()) != name || from == top || slices.Contains(subs, from) {
+			return
+		}
+		sub := ""
+		if from.topic != nil {
+			sub = from.name
+		}
+		w.u8(1)
+		w.u8(uint8(from.kind))
+		w.str(from.unitName())
+		w.str(sub)
+		w.forward(f)
+	})
+	o.mu.Unlock()
+	w.u8(0)
+}
+
 // restore loads a snapshot into the broker, new and replaying.
 func (b *Broker) restore(snap []byte) error {
 	d := &decoder{b: snap}
-	if v := d.u8(); v != snapVersion {
+	v := d.u8()
+	if v != 1 && v != snapVersion {
 		return fmt.Errorf("unknown snapshot version %d", v)
 	}
 	var fwd []*forward
@@ -313,6 +388,11 @@ func (b *Broker) restore(snap []byte) error {
 		name, lsn := d.str(), d.uvar()
 		b.replay.covered[name] = lsn
 		if !d.boolean() {
+			if v >= 2 {
+				if err := b.restoreOrphans(d, &fwd); err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+			}
 			continue
 		}
 		t, err := b.restoreEntity(d, nil, &fwd)
@@ -331,6 +411,11 @@ func (b *Broker) restore(snap []byte) error {
 			}
 		}
 		sort.Slice(t.subs, func(i, j int) bool { return nameKey(t.subs[i].name) < nameKey(t.subs[j].name) })
+		if v >= 2 {
+			if err := b.restoreOrphans(d, &fwd); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
 	}
 	if d.err != nil {
 		return d.err
@@ -375,9 +460,7 @@ func (b *Broker) restoreEntity(d *decoder, topic *Entity, fwd *[]*forward) (*Ent
 		return nil, err
 	}
 	for d.u8() == 1 && d.err == nil {
-		f := &forward{from: e, key: d.key(), to: d.str(), at: d.svar(), order: d.uvar(), entered: d.boolean()}
-		f.m = d.message()
-		*fwd = append(*fwd, f)
+		*fwd = append(*fwd, d.forward(e))
 	}
 	if kind == KindSubscription {
 		n := d.count()
@@ -394,6 +477,42 @@ func (b *Broker) restoreEntity(d *decoder, topic *Entity, fwd *[]*forward) (*Ent
 	}
 	e.rescheduleLocked()
 	return e, nil
+}
+
+// forward reads a message on its way from e that snapWriter.forward wrote.
+func (d *decoder) forward(e *Entity) *forward {
+	f := &forward{from: e, key: d.key(), to: d.str(), at: d.svar(), order: d.uvar(), entered: d.boolean()}
+	f.m = d.message()
+	return f
+}
+
+// restoreOrphans reads the messages on their way from deleted entities that
+// snapshotOrphans wrote, each from a deleted stand-in of its source: a
+// delivery needs no more of it than its names, to find it gone.
+func (b *Broker) restoreOrphans(d *decoder, fwd *[]*forward) error {
+	gone := map[[3]string]*Entity{}
+	for d.u8() == 1 && d.err == nil {
+		kind, top, sub := Kind(d.u8()), d.str(), d.str()
+		if (kind == KindSubscription) != (sub != "") || (kind != KindQueue && kind != KindTopic && kind != KindSubscription) {
+			return errDiverged
+		}
+		id := [3]string{kind.String(), top, sub}
+		from := gone[id]
+		if from == nil {
+			var topic *Entity
+			name := top
+			if sub != "" {
+				topic = newEntity(b, KindTopic, top, nil, Config{}, 0)
+				topic.deleted.Store(true)
+				name = sub
+			}
+			from = newEntity(b, kind, name, topic, Config{}, 0)
+			from.deleted.Store(true)
+			gone[id] = from
+		}
+		*fwd = append(*fwd, d.forward(from))
+	}
+	return d.err
 }
 
 // restoreDups reads e's duplicate-detection history.

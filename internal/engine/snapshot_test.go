@@ -1,0 +1,230 @@
+package engine
+
+import (
+	"context"
+	"encoding/hex"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/minibus-go/minibus/internal/store"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSnapshotKeepsTheForwardsOfDeletedSources: a snapshot taken while a
+// message is on its way from an entity deleted since it left saves the
+// message, by its source's name. The records that sent it are cut from the
+// log with the snapshot: without it a crash before it lands would lose it
+// (SEMANTICS F2). The test holds the deliveries back (outbox.flushMu) so
+// that the snapshot comes between the deletion and the landing, then checks
+// a broker rebuilt from the log as of then, and again once it has landed.
+func TestSnapshotKeepsTheForwardsOfDeletedSources(t *testing.T) {
+	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
+	fwd := base
+	fwd.ForwardTo = "dst"
+	all, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		// steps send the message that src forwards, then delete its
+		// source (and may create a namesake), each call in a goroutine
+		// of its own, which ends once the message lands.
+		steps []step
+	}{{
+		name: "queue",
+		steps: []step{
+			{"create src/", func(b *Broker) error { _, err := b.Create(KindQueue, "src", fwd); return err }},
+			{"send src/", func(b *Broker) error { return sendTo(ctx, b, KindQueue, "src") }},
+			{"delete src/", func(b *Broker) error { return b.Delete(KindQueue, "src") }},
+		},
+	}, {
+		name: "queue, then a namesake",
+		steps: []step{
+			{"create src/", func(b *Broker) error { _, err := b.Create(KindQueue, "src", fwd); return err }},
+			{"send src/", func(b *Broker) error { return sendTo(ctx, b, KindQueue, "src") }},
+			{"delete src/", func(b *Broker) error { return b.Delete(KindQueue, "src") }},
+			{"create SRC/", func(b *Broker) error { _, err := b.Create(KindQueue, "SRC", base); return err }},
+		},
+	}, {
+		name: "subscription",
+		steps: []step{
+			{"create src/s", func(b *Broker) error { return createTopic(b, "src", base, fwd, all) }},
+			{"send src/", func(b *Broker) error { return sendTo(ctx, b, KindTopic, "src") }},
+			{"delete src/s", func(b *Broker) error {
+				top, err := b.Find(KindTopic, "src")
+				if err != nil {
+					return err
+				}
+				return top.DeleteSubscription("s")
+			}},
+		},
+	}, {
+		name: "topic, then a namesake",
+		steps: []step{
+			{"create src/s", func(b *Broker) error { return createTopic(b, "src", base, fwd, all) }},
+			{"send src/", func(b *Broker) error { return sendTo(ctx, b, KindTopic, "src") }},
+			{"delete src/", func(b *Broker) error { return b.Delete(KindTopic, "src") }},
+			{"create SRC/", func(b *Broker) error { _, err := b.Create(KindTopic, "SRC", base); return err }},
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			mock := clock.NewMock()
+			mock.Set(epoch)
+			b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+			defer b.Close()
+			appended := make(chan string, 16)
+			j := &watchJournal{memJournal: memJournal{first: 1}}
+			j.watch = func(rec []byte) {
+				d := &decoder{b: rec}
+				k := recKind(d.u8())
+				appended <- k.String() + " " + d.str() + "/" + d.str()
+			}
+			startJournal(t, b, j)
+			_, err := b.Create(KindQueue, "dst", base)
+			require.NoError(t, err)
+			require.Equal(t, "create dst/", <-appended)
+
+			b.outbox.flushMu.Lock() // no message lands until the snapshot
+			done := make(chan error, len(tc.steps))
+			for _, s := range tc.steps {
+				go func() { done <- s.call(b) }()
+				// The next call must come after this one's last record,
+				// but a call that forwarded returns only once its
+				// message has landed.
+				for rec := <-appended; rec != s.last; rec = <-appended {
+				}
+			}
+			require.NoError(t, b.Snapshot())
+			want := dump(b)
+			require.Contains(t, want, "outbox src", "the message is on its way")
+			got := replayed(t, mock, &j.memJournal)
+			sameDump(t, want, dump(got))
+			got.Close()
+			// Open after a crash then delivers it, as the live broker
+			// does once it lets go.
+			opened := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+			defer opened.Close()
+			snap, recs := j.snap, j.recs
+			require.NoError(t, opened.Recover(Recovery{Journal: &memJournal{first: 1}, Snapshot: snap, Replay: j.memJournal.replay, CompactAfter: 1 << 30}))
+
+			b.outbox.flushMu.Unlock()
+			for range tc.steps {
+				require.NoError(t, <-done)
+			}
+			want = dump(b)
+			for _, x := range []*Broker{b, opened} {
+				require.EqualValues(t, 1, entityAt(x, "dst").st.Messages(), "the message has landed")
+			}
+			require.NotContains(t, want, "outbox")
+			sameDump(t, want, dump(opened))
+			require.Equal(t, snap, j.snap)
+			got = replayed(t, mock, &j.memJournal)
+			defer got.Close()
+			sameDump(t, want, dump(got))
+			require.Greater(t, len(j.recs), len(recs), "the landing is recorded")
+		})
+	}
+}
+
+// step is a call and the last record it appends.
+type step struct {
+	last string
+	call func(b *Broker) error
+}
+
+// sendTo sends a message to the queue or topic of kind named name.
+func sendTo(ctx context.Context, b *Broker, kind Kind, name string) error {
+	e, err := b.Find(kind, name)
+	if err != nil {
+		return err
+	}
+	_, err = e.Send(ctx, []*store.Message{store.NewMessage()}, store.Unset, false)
+	return err
+}
+
+// createTopic creates topic name with a subscription "s" configured as sub
+// that takes every message.
+func createTopic(b *Broker, name string, c, sub Config, all *Rule) error {
+	top, err := b.Create(KindTopic, name, c)
+	if err != nil {
+		return err
+	}
+	_, err = top.CreateSubscription("s", sub, []*Rule{all})
+	return err
+}
+
+// snapshotV1 is a snapshot that the version before this one wrote of
+// snapshotWorld's broker: queues dst, src (forwarding to dst) and q, topic
+// t with subscription s, a message in q and one in s, and one on its way
+// from src to dst.
+const snapshotV1 = "" +
+	"010103647374080101000364737480e0ba84bf0306000000000000000000028001008080d0dfbd94b986318080d0dfbd" +
+	"94b986318080d0dfbd94b986318080d0dfbd94b98631ffffffffffffffffff0100000000000001017108010100017180" +
+	"e0ba84bf0306000000000000000000028001008080d0dfbd94b986318080d0dfbd94b986318080d0dfbd94b986318080" +
+	"d0dfbd94b98631ffffffffffffffffff010200000100020000feffffffffffffffff010000000000010568656c6c6f00" +
+	"ffffffffffffffffff01008080d0dfbd94b98631feffffffffffffffff01000000000000000001037372630801010003" +
+	"73726380e0ba84bf0306000000000000000364737400028001008080d0dfbd94b986318080d0dfbd94b986318080d0df" +
+	"bd94b986318080d0dfbd94b98631ffffffffffffffffff0102000000010200036473748080d0dfbd94b9863101000000" +
+	"00000000ffffffffffffffffff010000feffffffffffffffff010002010000000001017408010101017480e0ba84bf03" +
+	"06000000000000000000028001008080d0dfbd94b986318080d0dfbd94b986318080d0dfbd94b986318080d0dfbd94b9" +
+	"8631ffffffffffffffffff010200000000010102017380e0ba84bf0306000000000000000000028001008080d0dfbd94" +
+	"b986318080d0dfbd94b986318080d0dfbd94b986318080d0dfbd94b98631ffffffffffffffffff010000000100020000" +
+	"feffffffffffffffff0100000000000000ffffffffffffffffff01008080d0dfbd94b98631feffffffffffffffff0100" +
+	"00000000000001082444656661756c7400000000000000000000000000000000"
+
+// TestSnapshotReadsVersion1: a snapshot written before the messages on
+// their way from deleted sources were saved still restores the state it
+// holds, so that a namespace written by that version opens.
+func TestSnapshotReadsVersion1(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	sent := make(chan struct{}, 1)
+	j := &watchJournal{memJournal: memJournal{first: 1}}
+	j.watch = func(rec []byte) {
+		d := &decoder{b: rec}
+		if recKind(d.u8()) == recSend && d.str() == "src" {
+			sent <- struct{}{}
+		}
+	}
+	startJournal(t, b, j)
+	ctx := context.Background()
+	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
+	fwd := base
+	fwd.ForwardTo = "dst"
+	all, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+	require.NoError(t, err)
+	_, err = b.Create(KindQueue, "dst", base)
+	require.NoError(t, err)
+	_, err = b.Create(KindQueue, "src", fwd)
+	require.NoError(t, err)
+	q, err := b.Create(KindQueue, "q", base)
+	require.NoError(t, err)
+	m := store.NewMessage()
+	m.Body = []byte("hello")
+	_, err = q.Send(ctx, []*store.Message{m}, store.Unset, false)
+	require.NoError(t, err)
+	require.NoError(t, createTopic(b, "t", base, base, all))
+	require.NoError(t, sendTo(ctx, b, KindTopic, "t"))
+	b.outbox.flushMu.Lock() // src's message stays on its way
+	done := make(chan error, 1)
+	go func() { done <- sendTo(ctx, b, KindQueue, "src") }()
+	<-sent
+	want := dump(b)
+	require.Contains(t, want, "outbox src")
+
+	snap, err := hex.DecodeString(snapshotV1)
+	require.NoError(t, err)
+	require.Equal(t, byte(1), snap[0], "the version")
+	got := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	defer got.Close()
+	got.replay = &replayState{covered: map[string]uint64{}, locks: map[lockRef]*store.Message{}}
+	require.NoError(t, got.restore(snap))
+	sameDump(t, want, dump(got))
+
+	b.outbox.flushMu.Unlock()
+	require.NoError(t, <-done)
+}
