@@ -304,7 +304,9 @@ func (b *Broker) applyTransfer(d *decoder, name, sub string, skip bool) error {
 }
 
 // unsend takes the message of entity (name, sub) with key k out of the
-// outbox; nil when it is not there.
+// outbox; nil when it is not there. Two may match, from a deleted entity
+// and a namesake created since: the first to have left is the one, as
+// messages land in the order they left (flushForwards).
 func (r *replayState) unsend(name, sub string, k store.Key, o *outbox) *forward {
 	key, subKey := nameKey(name), nameKey(sub)
 	for i, f := range o.waiting {
