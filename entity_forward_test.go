@@ -500,13 +500,14 @@ func TestD4_SessionEntityDeadLetters(t *testing.T) {
 	require.Equal(t, "t/Subscriptions/s2", d.DeadLetterSource)
 }
 
-// D4, F2, F3: forwarding a dead letter is not a hop. A message that made
-// three ForwardTo moves and is dead-lettered where it stopped goes on to
-// ForwardDeadLetteredMessagesTo, whose ForwardTo is then its fourth hop.
-func TestD4_DeadLetterForwardIsNotAHop(t *testing.T) {
+// D4, F2, F3: forwarding a dead letter is a hop. A message that made three
+// ForwardTo moves and is dead-lettered where it stopped goes on to
+// ForwardDeadLetteredMessagesTo, its fourth hop; that entity's ForwardTo
+// would be its fifth, and it stops there, in the dead-letter queue.
+func TestD4_DeadLetterForwardIsAHop(t *testing.T) {
 	e := newEnv(t)
 	y := e.queue("y", nil)
-	e.queue("x", &minibus.QueueProperties{ForwardTo: "y"})
+	x := e.queue("x", &minibus.QueueProperties{ForwardTo: "y"})
 	q3 := e.queue("q3", &minibus.QueueProperties{ForwardDeadLetteredMessagesTo: "x"})
 	e.queue("q2", &minibus.QueueProperties{ForwardTo: "q3"})
 	e.queue("q1", &minibus.QueueProperties{ForwardTo: "q2"})
@@ -514,10 +515,30 @@ func TestD4_DeadLetterForwardIsNotAHop(t *testing.T) {
 	e.send(q0, "m")
 	r := e.receiver(q3, nil)
 	require.NoError(t, r.DeadLetterMessage(e.ctx, e.receive(r, 1)[0], &minibus.DeadLetterOptions{Reason: "bad"}))
-	got := e.receive(e.receiver(y, nil), 1)[0]
+	require.Zero(t, y.RuntimeProperties().TotalMessageCount)
+	got := e.receive(e.receiver(x, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueDeadLetter}), 1)[0]
 	require.Equal(t, "m", string(got.Body))
-	require.Equal(t, "q3", got.DeadLetterSource)
-	require.Equal(t, "bad", got.DeadLetterReason)
+	require.Equal(t, "MaxTransferHopCountExceeded", got.DeadLetterReason)
+}
+
+// D4, F3: a subscription that forwards its dead letters to its own topic,
+// and dead-letters what its filter fails, passes such a message around
+// four times, not for ever: the fifth time it stays in the subscription's
+// dead-letter queue, with the reason it was dead-lettered for.
+func TestD4_DeadLetterLoopEnds(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", nil)
+	sub := e.subscription(top, "s", &minibus.SubscriptionProperties{
+		DeadLetteringOnFilterEvaluationExceptions: true, ForwardDeadLetteredMessagesTo: "t",
+		DefaultRule: &minibus.RuleProperties{Filter: minibus.SQLFilter{Expression: "n + 1 = 2"}},
+	})
+	require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{Body: []byte("bad"), ApplicationProperties: map[string]any{"n": "text"}}, nil))
+	rp := sub.RuntimeProperties()
+	require.EqualValues(t, 1, rp.DeadLetterMessageCount)
+	require.Zero(t, rp.ActiveMessageCount)
+	d := e.receive(e.receiver(sub, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueDeadLetter}), 1)[0]
+	require.Equal(t, "FilterEvaluationException", d.DeadLetterReason)
+	require.Equal(t, "bad", string(d.Body))
 }
 
 // D4, R5: a copy dead-lettered because its filter failed goes to

@@ -547,12 +547,15 @@ func TestJournalAppendsATopicSendBeforeTheSubscriptionsUnlock(t *testing.T) {
 	replayed(t, mock, &j.memJournal).Close()
 }
 
-// TestJournalLandsAForwardBeforeItsRecord: a message on its way leaves the
-// outbox's flying set before the record of where it went is appended. A
-// snapshot that began after that record would otherwise cut the record
-// from the log yet still find the message on its way, and Open would
-// deliver it a second time (SEMANTICS F2).
-func TestJournalLandsAForwardBeforeItsRecord(t *testing.T) {
+// TestJournalLandsAForwardAsItsRecordIsAppended: a message on its way
+// leaves the outbox's flying set as the record of where it went is
+// appended, in one step under the outbox's lock. A snapshot that began
+// after that record would otherwise cut the record from the log yet still
+// find the message on its way, and Open would deliver it a second time; or
+// a snapshot's unit of its source, read between the two, would find
+// neither, and a crash before the record was durable would lose it
+// (SEMANTICS F2; TestSnapshotUnderChurnLosesNoForward).
+func TestJournalLandsAForwardAsItsRecordIsAppended(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(epoch)
 	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
@@ -562,9 +565,13 @@ func TestJournalLandsAForwardBeforeItsRecord(t *testing.T) {
 	j.watch = func(rec []byte) {
 		d := &decoder{b: rec}
 		if k := recKind(d.u8()); k == recTransfer || k == recTransferFailed || k == recTransferLost {
-			b.outbox.mu.Lock()
-			appended = append(appended, fmt.Sprintf("%v, in %s: %d flying", k, d.str(), len(b.outbox.flying)))
-			b.outbox.mu.Unlock()
+			// The outbox's lock is held: the record is appended as the
+			// message leaves flying, in one step.
+			held := !b.outbox.mu.TryLock()
+			if !held {
+				b.outbox.mu.Unlock()
+			}
+			appended = append(appended, fmt.Sprintf("%v, in %s: %d flying, held=%v", k, d.str(), len(b.outbox.flying), held))
 		}
 	}
 	startJournal(t, b, j)
@@ -590,6 +597,6 @@ func TestJournalLandsAForwardBeforeItsRecord(t *testing.T) {
 		_, err = src.Send(ctx, []*store.Message{store.NewMessage()}, store.Unset, false)
 		require.NoError(t, err)
 	}
-	require.Equal(t, []string{"forward, in q: 0 flying", "forward, in t: 0 flying", "forward failed, in to-off: 0 flying"}, appended)
+	require.Equal(t, []string{"forward, in q: 0 flying, held=true", "forward, in t: 0 flying, held=true", "forward failed, in to-off: 0 flying, held=true"}, appended)
 	replayed(t, mock, &j.memJournal).Close()
 }

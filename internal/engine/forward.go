@@ -34,6 +34,11 @@ type forward struct {
 	// that EnqueuedTime (SEMANTICS D2). One that only passed through is
 	// enqueued there at the instant it left (F2).
 	entered bool
+	// taken is, while a durable broker's destination takes it, its message
+	// encoded as it left, which a snapshot writes instead of m: the
+	// destination changes m meanwhile, under its own lock. Set and read
+	// under outbox.mu.
+	taken []byte
 }
 
 // outbox holds the messages waiting to be forwarded. mu is a leaf lock,
@@ -43,7 +48,7 @@ type forward struct {
 // A durable broker also keeps the messages a flush took and has not
 // delivered yet (flying), so that a snapshot finds every message on its way
 // (snapshot.go): one leaves flying under the lock of the entity whose
-// record tells where it went, before that record is appended.
+// record tells where it went, as that record is appended (Entity.commit).
 type outbox struct {
 	mu      sync.Mutex
 	waiting []*forward
@@ -75,6 +80,14 @@ func (o *outbox) take() []*forward {
 		}
 	}
 	return batch
+}
+
+// taking sets f.taken: f's message encoded as it left while its
+// destination takes it, nil once it is as it left again.
+func (o *outbox) taking(f *forward, enc []byte) {
+	o.mu.Lock()
+	f.taken = enc
+	o.mu.Unlock()
 }
 
 // landed forgets f, delivered or returned to its source.
@@ -162,8 +175,11 @@ func (e *Entity) forwardLocked(m *store.Message, k store.Key, at int64, entered 
 
 // forwardDeadLetterLocked sends m, dead-lettered in e at instant at, on to
 // e's ForwardDeadLetteredMessagesTo with DeadLetterSource set (SEMANTICS
-// D4). It is not a hop. entered is as for forwardLocked.
+// D4): a hop, like any forward (F2), or a subscription forwarding its dead
+// letters to its own topic would pass a message that its filter fails
+// around for ever. entered is as for forwardLocked.
 func (e *Entity) forwardDeadLetterLocked(m *store.Message, k store.Key, at int64, entered bool) {
+	m.Hops++
 	m.DL.Source = e.Path()
 	if m.EnqueuedSeq == 0 {
 		m.EnqueuedSeq = k.Seq
@@ -172,11 +188,12 @@ func (e *Entity) forwardDeadLetterLocked(m *store.Message, k store.Key, at int64
 	e.b.outbox.push(forward{from: e, key: k, to: e.cfg.ForwardDeadLetteredTo, m: m, at: at, entered: entered})
 }
 
-// forwardsDeadLetters reports whether a message dead-lettered for reason
-// leaves e (SEMANTICS D4); one that passed the hop limit stays, so that no
+// forwardsDeadLetters reports whether m, dead-lettered for reason, leaves e
+// (SEMANTICS D4); one that passed the hop limit, or that has made its four
+// hops (F3), stays, with the reason it was dead-lettered for, so that no
 // loop of entities can pass it around for ever.
-func (e *Entity) forwardsDeadLetters(reason string) bool {
-	return e.cfg.ForwardDeadLetteredTo != "" && reason != ReasonMaxHops
+func (e *Entity) forwardsDeadLetters(m *store.Message, reason string) bool {
+	return e.cfg.ForwardDeadLetteredTo != "" && reason != ReasonMaxHops && m.Hops < maxHops
 }
 
 // deliver enqueues f's message in its destination, or, when the destination
@@ -184,6 +201,14 @@ func (e *Entity) forwardsDeadLetters(reason string) bool {
 func (b *Broker) deliver(f *forward) {
 	if b.life.closed() {
 		return // a durable broker's log still has it: the next Open delivers it
+	}
+	if b.dur.j != nil {
+		// The record of what sent it is appended under its source's lock
+		// once the whole call is accepted, after the message was pushed
+		// (sendLocked): the record of where it went must come after, or
+		// the replay would land it, then send it and land it again.
+		f.from.mu.Lock()
+		f.from.mu.Unlock() //nolint:staticcheck // waits for that record
 	}
 	b.mu.Lock()
 	d := b.lookupLocked(f.to)
@@ -198,7 +223,11 @@ func (b *Broker) deliver(f *forward) {
 	s := f.from
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b.outbox.landed(f)
+	s.landing = f // commit lands it
+	defer func() {
+		s.landing = nil
+		b.outbox.landed(f) // without a record
+	}()
 	if s.deleted.Load() {
 		// Gone with its source. The log says so: the replay has the
 		// forward on its way, and Open would deliver it to a destination
@@ -269,12 +298,15 @@ func (d *Entity) takeForwardLocked(f *forward) (why string) {
 		enc.entity(f.from)
 		enc.key(f.key)
 		enc.svar(at)
+		n := len(enc.b)
 		enc.message(f.m)
+		d.b.outbox.taking(f, enc.b[n:])
 	}
 	d.landing = f // commit lands it
 	why = d.acceptForwardLocked(f.m, at, enc)
 	d.landing = nil
 	if why != "" {
+		d.b.outbox.taking(f, nil) // the message is as it was again
 		return why
 	}
 	d.b.outbox.landed(f)

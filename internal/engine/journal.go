@@ -147,13 +147,19 @@ func (e *Entity) commit(enc *encoder) {
 		return
 	}
 	if f := e.landing; f != nil {
-		// Out of flying before its record is appended: a snapshot that
-		// begins after the record, and so cuts it from the log, must not
-		// find the message still on its way (snapshot.go).
+		// Out of flying as its record is appended, in one step under the
+		// outbox's lock: a snapshot that reads the set finds the message
+		// on its way or its record appended, never both (Open would
+		// deliver it twice) nor neither (it would be lost) (snapshot.go).
 		e.landing = nil
-		e.b.outbox.landed(f)
+		o := &e.b.outbox
+		o.mu.Lock()
+		delete(o.flying, f)
+		e.b.appendRec(enc.b)
+		o.mu.Unlock()
+	} else {
+		e.b.appendRec(enc.b)
 	}
-	e.b.appendRec(enc.b)
 	if cap(enc.b) > 1<<20 {
 		enc.b = nil // a large batch's buffer is not kept
 	}

@@ -131,14 +131,19 @@ func (b *Broker) Snapshot() error {
 func (b *Broker) snapshotLocked() error {
 	j := b.dur.j
 	grown := b.dur.since.Load()
-	l0 := j.Last()
+	// The snapshot is of record l0 and has a unit for every queue or
+	// topic that exists then: b.mu orders both with every Create and
+	// Delete, which append their records under it. One deleted between
+	// the two would have no unit, and the replay would find its delete
+	// record but not the entity, whose create record the snapshot cuts.
 	var names []string
 	b.mu.Lock()
+	l0 := j.Last()
 	for k := range b.entities {
 		names = append(names, k)
 	}
-	b.mu.Unlock()
 	names = append(names, b.outbox.orphanNames()...)
+	b.mu.Unlock()
 	slices.Sort(names)
 	names = slices.Compact(names)
 	var size int64
@@ -300,14 +305,18 @@ func (e *Entity) snapshotForward(w *snapWriter, f *forward) {
 	w.forward(f)
 }
 
-// forward writes what f is besides its source.
+// forward writes what f is besides its source; outbox.mu is held.
 func (w *snapWriter) forward(f *forward) {
 	w.key(f.key)
 	w.str(f.to)
 	w.svar(f.at)
 	w.uvar(f.order)
 	w.boolean(f.entered)
-	w.message(f.m)
+	if f.taken != nil {
+		w.b = append(w.b, f.taken...) // its destination is changing f.m
+	} else {
+		w.message(f.m)
+	}
 }
 
 // orphanNames returns the names (lower case) of the units that messages on

@@ -124,7 +124,7 @@ func (e *Entity) enqueueLocked(m *store.Message, k store.Key, q store.Queue, at,
 		e.emitKeyed(kind, m, k, store.Main, at, reason)
 		e.forwardLocked(m, k, at, false)
 		return
-	case q == store.DeadLetterQueue && e.forwardsDeadLetters(m.DL.Reason):
+	case q == store.DeadLetterQueue && e.forwardsDeadLetters(m, m.DL.Reason):
 		e.emitKeyed(kind, m, k, store.Main, at, reason)
 		e.forwardDeadLetterLocked(m, k, at, false)
 		return
@@ -386,7 +386,7 @@ func (e *Entity) deadLetterLocked(m *store.Message, reason, description string, 
 	if e.b.debugging() {
 		e.b.log.Debug("minibus: dead-lettered", "entity", e.describe(), "seq", m.Key().Seq, "reason", reason)
 	}
-	if e.forwardsDeadLetters(reason) {
+	if e.forwardsDeadLetters(m, reason) {
 		e.st.Detach(m)
 		e.forwardDeadLetterLocked(m, m.Key(), at, true)
 		return

@@ -157,7 +157,7 @@ func (m *refModel) fanOut(t *mEntity, x *mMsg, at int64) {
 // there, stamped as an enqueue (E2; it never expires there, E6), or
 // forwards it (D4).
 func (m *refModel) putDeadLetterCopy(s *mEntity, c *mMsg, at int64) {
-	if forwardsDeadLetters(s, c.dlReason) {
+	if forwardsDeadLetters(s, c, c.dlReason) {
 		m.dlForward(s, c, at)
 		return
 	}

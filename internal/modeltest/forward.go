@@ -56,16 +56,18 @@ func (m *refModel) forwardOut(e *mEntity, x *mMsg, at int64) {
 	m.outbox = append(m.outbox, mForward{from: e, key: x.key, to: e.cfg.forwardTo, x: x, at: at, entered: m.leave(e, x), by: m.firing})
 }
 
-// forwardsDeadLetters reports whether a message dead-lettered in e for
-// reason leaves it (D4); one past the hop limit stays (F3).
-func forwardsDeadLetters(e *mEntity, reason string) bool {
-	return e.cfg.forwardDLTo != "" && reason != reasonMaxHops
+// forwardsDeadLetters reports whether x, dead-lettered in e for reason,
+// leaves it (D4); one past the hop limit, or that has made its four hops,
+// stays (F3).
+func forwardsDeadLetters(e *mEntity, x *mMsg, reason string) bool {
+	return e.cfg.forwardDLTo != "" && reason != reasonMaxHops && x.hops < maxForwardingHops
 }
 
 // dlForward sends x, dead-lettered in e at instant at, to e's
-// ForwardDeadLetteredMessagesTo with DeadLetterSource set (D4): not a hop.
+// ForwardDeadLetteredMessagesTo with DeadLetterSource set (D4): a hop (F2).
 func (m *refModel) dlForward(e *mEntity, x *mMsg, at int64) {
 	m.hits.DeadLetterForwarded++
+	x.hops++
 	x.dlSource = e.path()
 	if x.enqSeq == 0 {
 		x.enqSeq = x.key.seq

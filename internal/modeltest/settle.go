@@ -180,7 +180,7 @@ func (m *refModel) deadLetter(e *mEntity, x *mMsg, reason, desc string, at int64
 	remove(&e.main, x)
 	x.fromDeferral = false
 	x.dlReason, x.dlDesc, x.dlDescPrefix, x.dlSource = reason, desc, false, ""
-	if forwardsDeadLetters(e, reason) {
+	if forwardsDeadLetters(e, x, reason) {
 		m.dlForward(e, x, at)
 		return
 	}
