@@ -57,7 +57,7 @@ func churnRound(t *testing.T, seed uint64) churnCounts {
 	mock.Set(epoch)
 	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
 	defer b.Close()
-	j := &histJournal{}
+	j := &histJournal{memJournal: memJournal{first: 1}}
 	startJournal(t, b, j)
 	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1 << 10, MaxMessageKB: 64}
 	_, err := b.Create(KindQueue, "dst", base)
@@ -283,11 +283,11 @@ func isLanding(rec []byte) bool {
 }
 
 // histJournal is a journal that keeps every record and every snapshot, so
-// that a test can open a broker as a crash after any record would leave it.
+// that a test can open a broker as a crash after any record would leave it:
+// a memJournal whose snapshots cut nothing.
 type histJournal struct {
-	mu    sync.Mutex
-	recs  [][]byte // LSN i+1 at i
-	snaps []histSnap
+	memJournal // first is 1: LSN i+1 at recs[i]
+	snaps      []histSnap
 }
 
 // histSnap is a snapshot: its contents, the record it is of, and the last
@@ -313,23 +313,6 @@ func (s histSnap) orphans(t require.TestingT, mock clock.Clock) int {
 	}
 	return n
 }
-
-func (j *histJournal) Append(rec []byte) uint64 {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.recs = append(j.recs, bytes.Clone(rec))
-	return uint64(len(j.recs))
-}
-
-func (j *histJournal) Last() uint64 {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return uint64(len(j.recs))
-}
-
-func (j *histJournal) Wait(uint64) error { return nil }
-
-func (j *histJournal) Sync(uint64) error { return nil }
 
 func (j *histJournal) Snapshot(lsn uint64, write func(io.Writer) error) error {
 	var buf bytes.Buffer
