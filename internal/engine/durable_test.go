@@ -182,9 +182,11 @@ func dumpMessage(m *store.Message) string {
 	if m.Headers != nil {
 		h = fmt.Sprintf("%+v", *m.Headers)
 	}
-	body := fmt.Sprintf("%q", m.Body)
-	if len(m.Body) > 64 { // large bodies by length and checksum: the dumps stay small
+	var body string
+	if len(m.Body) > 64 { // large bodies by length and checksum: the dumps stay small, and quick
 		body = fmt.Sprintf("%d bytes, crc %08x", len(m.Body), crc32.ChecksumIEEE(m.Body))
+	} else {
+		body = fmt.Sprintf("%q", m.Body)
 	}
 	return fmt.Sprintf("id=%s sess=%q %s body=%s props=%v sched=%d ttl=%d enq=%d exp=%d dc=%d eseq=%d hops=%d dl=%s fd=%v",
 		m.ID(), m.SessionID, h, body, m.Props, m.Scheduled, m.TTL, m.Enqueued, m.Expires, m.Deliveries, m.EnqueuedSeq, m.Hops, dl, m.FromDeferral)

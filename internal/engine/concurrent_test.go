@@ -1,0 +1,463 @@
+package engine
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/minibus-go/minibus/internal/store"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	concOps    = flag.Int("conc.ops", 150, "calls each goroutine of TestJournalReplaysConcurrentCalls makes in a round")
+	concRounds = flag.Int("conc.rounds", 8, "rounds of TestJournalReplaysConcurrentCalls (a soak: 1000)")
+)
+
+// TestJournalReplaysConcurrentCalls is TestJournalReplaysTheStateAtTies
+// with its calls made from goroutines of their own, beside snapshots: two
+// workers send, schedule, cancel, receive (sessions too) and settle, a
+// blocked receiver takes what arrives, an administrator creates, updates
+// and deletes the queues, the topic, its subscriptions and their rules,
+// forwarding in chains and loops (F1, F2, D4), and the clock moves by whole
+// minutes, so that deadlines of different entities tie (T3). The records
+// the calls append, in the order they are appended, must replay to the
+// state the live broker reached, field by field; and for every snapshot, a
+// broker rebuilt from it and the records after it, up to any record after
+// those it reflects (a crash just after that record), must be the one the
+// records alone rebuild.
+func TestJournalReplaysConcurrentCalls(t *testing.T) {
+	var checked, records, snaps int
+	for round := range *concRounds {
+		c := concRound(t, uint64(round))
+		checked += c.checked
+		records += c.records
+		snaps += c.snapshots
+	}
+	t.Logf("%d rounds: %d records, %d snapshots, %d crashes checked", *concRounds, records, snaps, checked)
+}
+
+// concRound is a round of TestJournalReplaysConcurrentCalls, its random
+// choices drawn from seed.
+func concRound(t *testing.T, seed uint64) churnCounts {
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	j := &histJournal{memJournal: memJournal{first: 1}}
+	startJournal(t, b, j)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	plain := Config{LockDuration: time.Minute, MaxDeliveryCount: 2, MaxSizeMB: 1, MaxMessageKB: 400}
+	for _, name := range []string{"a", "b", "c"} {
+		_, err := b.Create(KindQueue, name, plain)
+		require.NoError(t, err)
+	}
+	top, err := b.Create(KindTopic, "t", plain)
+	require.NoError(t, err)
+	for _, sub := range []string{"x", "y"} {
+		r, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+		require.NoError(t, err)
+		_, err = top.CreateSubscription(sub, plain, []*Rule{r})
+		require.NoError(t, err)
+	}
+
+	// The workers make *concOps calls each; after each, the administrator,
+	// the clock and the snapshots take a turn, each acting now and then,
+	// so that their calls fall among the workers' throughout the round.
+	var workers, others sync.WaitGroup
+	actor := func(stream uint64) *concActor {
+		return &concActor{t: t, ctx: ctx, mock: mock, b: b, r: rand.New(rand.NewPCG(stream, seed)), recv: map[tieRecvKey]*Receiver{}}
+	}
+	var turns []chan struct{}
+	turn := func(stream uint64, f func(a *concActor)) chan struct{} {
+		c := make(chan struct{}, 1)
+		turns = append(turns, c)
+		others.Add(1)
+		go func() {
+			defer others.Done()
+			a := actor(stream)
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-c:
+				}
+				f(a)
+			}
+		}()
+		return c
+	}
+	poke := func(c chan struct{}) {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+	turn(0, func(a *concActor) {
+		if a.r.IntN(2) == 0 {
+			a.admin()
+		}
+	})
+	turn(3, func(a *concActor) {
+		if a.r.IntN(8) == 0 {
+			mock.Add(time.Duration(a.r.IntN(2)+1) * time.Minute)
+			b.CatchUp()
+		}
+	})
+	var snapErr error
+	turn(4, func(a *concActor) {
+		if a.r.IntN(16) == 0 && snapErr == nil {
+			snapErr = b.Snapshot()
+		}
+	})
+	waits := make(chan struct{}, 1) // the blocked receiver's, below
+	turns = append(turns, waits)
+	for stream := range uint64(2) {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			a := actor(1 + stream)
+			for range *concOps {
+				a.work()
+				for _, c := range turns {
+					poke(c)
+				}
+				runtime.Gosched() // the others' calls before this one's next
+
+			}
+		}()
+	}
+	// A receiver blocked on a's main queue takes what the others' calls
+	// bring there, on its own goroutine, until the round ends; while it
+	// cannot, it waits for a worker's next call.
+	var waiter sync.WaitGroup
+	waiter.Add(1)
+	go func() {
+		defer waiter.Done()
+		for ctx.Err() == nil {
+			var err error
+			if e := entityAt(b, "a"); e != nil {
+				var r *Receiver
+				if r, err = e.NewReceiver(store.Main, PeekLock); err == nil {
+					var snaps []store.Snapshot
+					snaps, err = r.Receive(ctx, 2, nil, 0)
+					for i := range snaps {
+						_, _ = r.Settle(context.Background(), Settlement{Op: Complete, Token: snaps[i].Token, Seq: snaps[i].Key.Seq})
+						snaps[i].Release()
+					}
+					r.Close()
+				}
+			}
+			if e := entityAt(b, "a"); e == nil || err != nil { // deleted, disabled or forwarding
+				select {
+				case <-ctx.Done():
+				case <-waits:
+				}
+			}
+		}
+	}()
+	workers.Wait()
+	cancel()
+	others.Wait()
+	waiter.Wait()
+	require.NoError(t, snapErr)
+
+	recs, hist := j.history()
+	scratch := concReplayer(t, mock, nil)
+	for i, r := range recs {
+		require.NoError(t, scratch.apply(uint64(i+1), r))
+	}
+	// The records rebuild what the calls left, field by field.
+	sameDump(t, dump(b), dump(scratch))
+	scratch.Close()
+
+	// Every snapshot, with the records after it, rebuilds what the records
+	// alone do, from the first record it may not reflect on.
+	scratch = concReplayer(t, mock, nil)
+	defer scratch.Close()
+	var k uint64 // records scratch has applied
+	var checked int
+	for i, s := range hist {
+		end := uint64(len(recs))
+		if i+1 < len(hist) {
+			end = max(hist[i+1].durable, s.durable)
+		}
+		for ; k < s.durable; k++ {
+			require.NoError(t, scratch.apply(k+1, recs[k]))
+		}
+		sb := concReplayer(t, mock, s.data)
+		for lsn := s.lsn + 1; lsn <= k; lsn++ {
+			require.NoError(t, sb.apply(lsn, recs[lsn-1]), "snapshot of record %d", s.lsn)
+		}
+		for {
+			if want, got := bySource(dump(scratch)), bySource(dump(sb)); want != got {
+				t.Logf("snapshot of record %d, written after record %d; a crash after record %d", s.lsn, s.durable, k)
+				sameDump(t, want, got)
+			}
+			checked++
+			if k == end {
+				break
+			}
+			require.NoError(t, scratch.apply(k+1, recs[k]))
+			require.NoError(t, sb.apply(k+1, recs[k]), "snapshot of record %d", s.lsn)
+			k++
+		}
+		sb.Close()
+	}
+	return churnCounts{records: len(recs), snapshots: len(hist), checked: checked}
+}
+
+// bySource sorts the messages on their way in a dump by their source,
+// stably: a snapshot keeps those of each source in the order they left it,
+// as the records do, but those of different sources in the order they left,
+// where the records have them in the order their calls ended. Open
+// delivers them in that order; calls that end in one order may have
+// forwarded in the other, which is why either is one a live broker may
+// take.
+func bySource(dump string) string {
+	lines := strings.Split(dump, "\n")
+	var on []string
+	lines = slices.DeleteFunc(lines, func(l string) bool {
+		if strings.HasPrefix(l, "outbox ") {
+			on = append(on, l)
+			return true
+		}
+		return false
+	})
+	from := func(l string) string { return strings.Fields(l)[1] }
+	slices.SortStableFunc(on, func(a, b string) int { return strings.Compare(from(a), from(b)) })
+	return strings.Join(append(lines, on...), "\n")
+}
+
+// concReplayer is a broker that replays records, from snapshot when it is
+// not nil; it keeps the locks they hold.
+func concReplayer(t require.TestingT, mock clock.Clock, snapshot []byte) *Broker {
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	b.replay = &replayState{covered: map[string]uint64{}, locks: map[lockRef]*store.Message{}}
+	if snapshot != nil {
+		require.NoError(t, b.restore(snapshot))
+	}
+	return b
+}
+
+// concActor is one goroutine of TestJournalReplaysConcurrentCalls, with its
+// own receivers, locks and scheduled messages.
+type concActor struct {
+	t     *testing.T
+	ctx   context.Context
+	mock  *clock.Mock
+	b     *Broker
+	r     *rand.Rand
+	recv  map[tieRecvKey]*Receiver
+	locks []heldLock
+	sched []tieScheduled
+}
+
+func pick[T any](r *rand.Rand, choices ...T) T { return choices[r.IntN(len(choices))] }
+
+func (a *concActor) minutes(choices ...int) time.Duration {
+	return time.Duration(pick(a.r, choices...)) * time.Minute
+}
+
+// config is tieWorld.config, drawn from a's source.
+func (a *concActor) config(path string) Config {
+	c := Config{
+		LockDuration:     a.minutes(1, 2),
+		MaxDeliveryCount: int32(a.r.IntN(2) + 1),
+		TTL:              a.minutes(0, 2, 3),
+		AutoDeleteOnIdle: a.minutes(0, 0, 3, 5),
+		MaxSizeMB:        1,
+		MaxMessageKB:     int64(pick(a.r, 1, 400, 400)),
+		Status:           pick(a.r, StatusActive, StatusActive, StatusActive, StatusDisabled, StatusSendDisabled, StatusReceiveDisabled),
+	}
+	c.DeadLetterOnExpiry = a.r.IntN(2) == 0
+	if path != "t" && a.r.IntN(4) == 0 {
+		c.RequiresSession = true
+	}
+	if !strings.Contains(path, "/") && a.r.IntN(2) == 0 {
+		c.RequiresDuplicateDetection, c.DuplicateWindow = true, a.minutes(1, 2, 4)
+	}
+	if path != "t" {
+		c.ForwardTo = pick(a.r, "", "", "a", "b", "c", "t")
+		c.ForwardDeadLetteredTo = pick(a.r, "", "", "a", "b", "c", "t")
+	}
+	return c
+}
+
+// admin creates, updates or deletes an entity, or a subscription's rule.
+func (a *concActor) admin() {
+	path := pick(a.r, tieNames...)
+	name, sub, isSub := strings.Cut(path, "/")
+	switch a.r.IntN(5) {
+	case 0, 1: // create
+		c := a.config(path)
+		switch {
+		case isSub:
+			if top := entityAt(a.b, name); top != nil {
+				spec := RuleSpec{Name: "$Default", Filter: FilterTrue}
+				if a.r.IntN(2) == 0 {
+					spec = RuleSpec{Name: "red", Filter: FilterSQL, SQL: "color = 'red'"}
+				}
+				r, err := CompileRule(spec)
+				require.NoError(a.t, err)
+				_, _ = top.CreateSubscription(sub, c, []*Rule{r})
+			}
+		case name == "t":
+			_, _ = a.b.Create(KindTopic, name, c)
+		default:
+			_, _ = a.b.Create(KindQueue, name, c)
+		}
+	case 2: // update
+		if e := entityAt(a.b, path); e != nil {
+			c, old := a.config(path), e.Config()
+			c.RequiresDuplicateDetection, c.RequiresSession = old.RequiresDuplicateDetection, old.RequiresSession
+			if !c.RequiresDuplicateDetection {
+				c.DuplicateWindow = old.DuplicateWindow
+			}
+			_ = e.Update(c)
+		}
+	case 3: // delete, now and then
+		if a.r.IntN(3) != 0 {
+			return
+		}
+		switch {
+		case isSub:
+			if top := entityAt(a.b, name); top != nil {
+				_ = top.DeleteSubscription(sub)
+			}
+		case name == "t":
+			_ = a.b.Delete(KindTopic, name)
+		default:
+			_ = a.b.Delete(KindQueue, name)
+		}
+	case 4: // a rule
+		s := entityAt(a.b, pick(a.r, "t/x", "t/y"))
+		if s == nil {
+			return
+		}
+		rule := pick(a.r, "$Default", "red", "blue")
+		if a.r.IntN(2) == 0 {
+			_ = s.DeleteRule(rule)
+			return
+		}
+		spec := RuleSpec{Name: rule, Filter: FilterSQL, SQL: "color = '" + rule + "'", HasAction: true, ActionSQL: "SET seen = 1"}
+		if rule == "$Default" {
+			spec = RuleSpec{Name: rule, Filter: FilterTrue}
+		}
+		r, err := CompileRule(spec)
+		require.NoError(a.t, err)
+		_ = s.CreateRule(r)
+	}
+}
+
+// work sends, cancels, receives or settles.
+func (a *concActor) work() {
+	switch a.r.IntN(8) {
+	case 0, 1, 2:
+		a.send()
+	case 3:
+		if len(a.sched) > 0 {
+			i := a.r.IntN(len(a.sched))
+			s := a.sched[i]
+			a.sched = slices.Delete(a.sched, i, i+1)
+			_ = s.e.Cancel(a.ctx, []int64{s.seq})
+		}
+	case 4, 5:
+		a.receive()
+	default:
+		a.settle()
+	}
+}
+
+func (a *concActor) send() {
+	path := pick(a.r, "a", "b", "c", "t")
+	recs := make([]*store.Message, a.r.IntN(3)+1)
+	for i := range recs {
+		m := store.NewMessage()
+		// Small, larger than 1 KB, and a quarter of the 1 MB quota.
+		m.Body = append(m.Body, strings.Repeat("a", pick(a.r, 1, 1, 1, 2000, 300<<10))...)
+		m.SessionID = pick(a.r, "", "", "s1", "s2")
+		m.MessageID = pick(a.r, "", "m1", "m2", "m3")
+		if m.MessageID == "" {
+			m.IDSeed = a.r.Uint64() | 1
+		}
+		if a.r.IntN(2) == 0 {
+			m.Props = map[string]any{"color": "red"}
+		}
+		if a.r.IntN(3) == 0 {
+			m.Scheduled = a.mock.Now().Add(a.minutes(1, 2, 3)).UnixNano()
+		}
+		m.TTL = int64(a.minutes(0, 1, 2, 4))
+		recs[i] = m
+	}
+	e := entityAt(a.b, path)
+	if e == nil {
+		return
+	}
+	at := store.Unset
+	if a.r.IntN(4) == 0 { // ScheduleMessages
+		at = a.mock.Now().Add(a.minutes(0, 1, 2)).UnixNano()
+	}
+	seqs, err := e.Send(a.ctx, recs, at, true)
+	if err == nil && at != store.Unset {
+		for _, seq := range seqs {
+			a.sched = append(a.sched, tieScheduled{e, seq})
+		}
+	}
+}
+
+func (a *concActor) receive() {
+	e := entityAt(a.b, pick(a.r, "a", "b", "c", "t/x", "t/y"))
+	if e == nil {
+		return
+	}
+	q := store.Queue(a.r.IntN(3))
+	mode := Mode(a.r.IntN(2))
+	key := tieRecvKey{e: e, q: q, mode: mode}
+	if e.Config().RequiresSession && q == store.Main {
+		key = tieRecvKey{e: e, session: pick(a.r, "s1", "s2")}
+	}
+	r := a.recv[key]
+	if r == nil || r.Closed() {
+		var err error
+		if key.session != "" {
+			r, err = e.AcceptSession(a.ctx, key.session, mode)
+		} else {
+			r, err = e.NewReceiver(q, mode)
+		}
+		if err != nil {
+			return // held by another, or a forwarding entity's main queue
+		}
+		a.recv[key] = r
+	}
+	snaps, _ := r.Receive(a.ctx, a.r.IntN(3)+1, nil, -1)
+	a.locks = hold(a.locks, r, snaps)
+	if key.session != "" && a.r.IntN(2) == 0 {
+		r.Close()
+	}
+}
+
+func (a *concActor) settle() {
+	if len(a.locks) == 0 {
+		return
+	}
+	i := a.r.IntN(len(a.locks))
+	l := a.locks[i]
+	s := Settlement{Op: Op(a.r.IntN(5)), Token: l.token, Seq: l.seq}
+	if s.Op != Renew {
+		a.locks = slices.Delete(a.locks, i, i+1)
+	}
+	if s.Op == DeadLetter {
+		s.Reason = "bad"
+	}
+	_, _ = l.r.Settle(a.ctx, s)
+}
