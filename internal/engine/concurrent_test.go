@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -174,7 +176,10 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 	recs, hist := j.history()
 	scratch := concReplayer(t, mock, nil)
 	for i, r := range recs {
-		require.NoError(t, scratch.apply(uint64(i+1), r))
+		if err := scratch.apply(uint64(i+1), r); err != nil {
+			logRecords(t, recs[:i+1])
+			require.NoError(t, err)
+		}
 	}
 	// The records rebuild what the calls left, field by field.
 	sameDump(t, dump(b), dump(scratch))
@@ -216,6 +221,14 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 	return churnCounts{records: len(recs), snapshots: len(hist), checked: checked}
 }
 
+// logRecords logs what each of recs is and whose, for a failure.
+func logRecords(t *testing.T, recs [][]byte) {
+	for i, r := range recs {
+		d := &decoder{b: r}
+		t.Logf("record %d: %v %s", i+1, recKind(d.u8()), pathOf(d.str(), d.str()))
+	}
+}
+
 // bySource sorts the messages on their way in a dump by their source,
 // stably: a snapshot keeps those of each source in the order they left it,
 // as the records do, but those of different sources in the order they left,
@@ -252,14 +265,15 @@ func concReplayer(t require.TestingT, mock clock.Clock, snapshot []byte) *Broker
 // concActor is one goroutine of TestJournalReplaysConcurrentCalls, with its
 // own receivers, locks and scheduled messages.
 type concActor struct {
-	t     *testing.T
-	ctx   context.Context
-	mock  *clock.Mock
-	b     *Broker
-	r     *rand.Rand
-	recv  map[tieRecvKey]*Receiver
-	locks []heldLock
-	sched []tieScheduled
+	t        *testing.T
+	ctx      context.Context
+	mock     *clock.Mock
+	b        *Broker
+	r        *rand.Rand
+	recv     map[tieRecvKey]*Receiver
+	locks    []heldLock
+	deferred []heldLock // no token: a deferred message's receiver and number
+	sched    []tieScheduled
 }
 
 func pick[T any](r *rand.Rand, choices ...T) T { return choices[r.IntN(len(choices))] }
@@ -359,9 +373,10 @@ func (a *concActor) admin() {
 	}
 }
 
-// work sends, cancels, receives or settles.
+// work sends, cancels, receives, settles, or does something else with a
+// receiver.
 func (a *concActor) work() {
-	switch a.r.IntN(8) {
+	switch a.r.IntN(9) {
 	case 0, 1, 2:
 		a.send()
 	case 3:
@@ -373,8 +388,45 @@ func (a *concActor) work() {
 		}
 	case 4, 5:
 		a.receive()
+	case 6:
+		a.other()
 	default:
 		a.settle()
+	}
+}
+
+// other fetches a deferred message, sets or reads a session's state,
+// renews a session's lock, or deletes messages, with a receiver a has.
+func (a *concActor) other() {
+	var rs []*Receiver
+	for _, r := range a.recv {
+		if !r.Closed() {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return
+	}
+	r := rs[a.r.IntN(len(rs))]
+	switch a.r.IntN(4) {
+	case 0:
+		if len(a.deferred) > 0 {
+			i := a.r.IntN(len(a.deferred))
+			d := a.deferred[i]
+			a.deferred = slices.Delete(a.deferred, i, i+1)
+			snaps, _ := d.r.ReceiveDeferred(a.ctx, []int64{d.seq})
+			a.locks = hold(a.locks, d.r, snaps)
+		}
+	case 1:
+		if r.SessionID() != "" {
+			_ = r.SetSessionState(a.ctx, []byte(pick(a.r, "", "one", "two")))
+		}
+	case 2:
+		if r.SessionID() != "" {
+			_, _ = r.RenewSessionLock(a.ctx)
+		}
+	default:
+		_, _ = r.Delete(a.ctx, a.r.IntN(3)+1, store.Never)
 	}
 }
 
@@ -459,5 +511,70 @@ func (a *concActor) settle() {
 	if s.Op == DeadLetter {
 		s.Reason = "bad"
 	}
-	_, _ = l.r.Settle(a.ctx, s)
+	if _, err := l.r.Settle(a.ctx, s); err == nil && s.Op == Defer {
+		a.deferred = append(a.deferred, heldLock{r: l.r, seq: l.seq})
+	}
+}
+
+// TestJournalRecordsNothingOfASubscriptionAfterItsTopicsDeletion: a
+// settlement on a subscription made as its topic's delete record is
+// appended finds the subscription deleted; without the subscriptions
+// deleted first, it would append its record after the topic's, and the
+// replay, having deleted the subscription with its topic, would fail ("no
+// such entity"). TestJournalReplaysConcurrentCalls found it.
+func TestJournalRecordsNothingOfASubscriptionAfterItsTopicsDeletion(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	j := &appendJournal{}
+	j.first = 1
+	startJournal(t, b, j)
+	ctx := context.Background()
+	plain := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
+	top, err := b.Create(KindTopic, "t", plain)
+	require.NoError(t, err)
+	rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+	require.NoError(t, err)
+	sub, err := top.CreateSubscription("x", plain, []*Rule{rule})
+	require.NoError(t, err)
+	_, err = top.Send(ctx, []*store.Message{store.NewMessage()}, store.Unset, false)
+	require.NoError(t, err)
+	r, err := sub.NewReceiver(store.Main, PeekLock)
+	require.NoError(t, err)
+	snaps, err := r.Receive(ctx, 1, nil, -1)
+	require.NoError(t, err)
+	require.Len(t, snaps, 1)
+	token := snaps[0].Token
+	snaps[0].Release()
+
+	var settled error
+	fn := func(rec []byte) {
+		d := &decoder{b: rec}
+		if recKind(d.u8()) == recDelete && d.str() == "t" && d.str() == "" {
+			j.onAppend.Store(nil)
+			_, settled = r.Settle(ctx, Settlement{Op: Complete, Token: token})
+		}
+	}
+	j.onAppend.Store(&fn)
+	require.NoError(t, b.Delete(KindTopic, "t"))
+	got := replayed(t, mock, &j.memJournal)
+	defer got.Close()
+	sameDump(t, dump(b), dump(got))
+	require.ErrorIs(t, settled, errs.ErrNotFound)
+}
+
+// appendJournal is a memJournal that calls onAppend, once set, with every
+// record it appends, after appending it.
+type appendJournal struct {
+	memJournal
+	onAppend atomic.Pointer[func(rec []byte)]
+}
+
+func (j *appendJournal) Append(rec []byte) uint64 {
+	lsn := j.memJournal.Append(rec)
+	if fn := j.onAppend.Load(); fn != nil {
+		(*fn)(rec)
+	}
+	return lsn
 }

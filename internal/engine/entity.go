@@ -509,8 +509,17 @@ func (e *Entity) advanceLocked(now int64, global bool) {
 	e.rescheduleLocked()
 }
 
-// deleteRecLocked is deleteLocked, recorded.
+// deleteRecLocked is deleteLocked, recorded. A topic's subscriptions go
+// first, each under its own lock: a call on a subscription appends its
+// records under that lock alone, and one appended after the topic's delete
+// record would name a subscription the replay has deleted with its topic
+// (Open would fail, "no such entity").
 func (e *Entity) deleteRecLocked(at int64) {
+	for _, s := range e.subs {
+		s.mu.Lock()
+		s.deleteLocked(at)
+		s.mu.Unlock()
+	}
 	if enc := e.rec(recDelete); enc != nil {
 		enc.svar(at)
 		e.commit(enc)
