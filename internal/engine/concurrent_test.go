@@ -21,21 +21,22 @@ import (
 
 var (
 	concOps    = flag.Int("conc.ops", 150, "calls each goroutine of TestJournalReplaysConcurrentCalls makes in a round")
-	concRounds = flag.Int("conc.rounds", 8, "rounds of TestJournalReplaysConcurrentCalls (a soak: 1000)")
+	concRounds = flag.Int("conc.rounds", 8, "rounds of TestJournalReplaysConcurrentCalls (a soak: 2000)")
 )
 
 // TestJournalReplaysConcurrentCalls is TestJournalReplaysTheStateAtTies
 // with its calls made from goroutines of their own, beside snapshots: two
-// workers send, schedule, cancel, receive (sessions too) and settle, a
-// blocked receiver takes what arrives, an administrator creates, updates
-// and deletes the queues, the topic, its subscriptions and their rules,
-// forwarding in chains and loops (F1, F2, D4), and the clock moves by whole
-// minutes, so that deadlines of different entities tie (T3). The records
-// the calls append, in the order they are appended, must replay to the
-// state the live broker reached, field by field; and for every snapshot, a
-// broker rebuilt from it and the records after it, up to any record after
-// those it reflects (a crash just after that record), must be the one the
-// records alone rebuild.
+// workers send, schedule, cancel, receive (sessions too), settle, renew,
+// set session states and delete messages, two blocked receivers (one
+// accepting the next session) take what arrives, an administrator creates,
+// updates and deletes the queues, the topic, its subscriptions and their
+// rules, forwarding in chains and loops (F1, F2, D4), and the clock moves
+// by whole minutes, so that deadlines of different entities tie (T3). The
+// records the calls append, in the order they are appended, must replay to
+// the state the live broker reached, field by field; and for every
+// snapshot, a broker rebuilt from it and the records after it, up to any
+// record after those it reflects (a crash just after that record), must be
+// the one the records alone rebuild.
 func TestJournalReplaysConcurrentCalls(t *testing.T) {
 	var checked, records, snaps int
 	for round := range *concRounds {
@@ -121,8 +122,8 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 			snapErr = b.Snapshot()
 		}
 	})
-	waits := make(chan struct{}, 1) // the blocked receiver's, below
-	turns = append(turns, waits)
+	waitsA, waitsB := make(chan struct{}, 1), make(chan struct{}, 1) // the blocked receivers', below
+	turns = append(turns, waitsA, waitsB)
 	for stream := range uint64(2) {
 		workers.Add(1)
 		go func() {
@@ -138,35 +139,45 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 			}
 		}()
 	}
-	// A receiver blocked on a's main queue takes what the others' calls
-	// bring there, on its own goroutine, until the round ends; while it
-	// cannot, it waits for a worker's next call.
+	// A receiver blocked on a's main queue, and one blocked accepting the
+	// next session of b, take what the others' calls bring there, on
+	// goroutines of their own, until the round ends; while they cannot,
+	// they wait for a worker's next call.
 	var waiter sync.WaitGroup
-	waiter.Add(1)
-	go func() {
-		defer waiter.Done()
-		for ctx.Err() == nil {
-			var err error
-			if e := entityAt(b, "a"); e != nil {
-				var r *Receiver
-				if r, err = e.NewReceiver(store.Main, PeekLock); err == nil {
-					var snaps []store.Snapshot
-					snaps, err = r.Receive(ctx, 2, nil, 0)
-					for i := range snaps {
-						_, _ = r.Settle(context.Background(), Settlement{Op: Complete, Token: snaps[i].Token, Seq: snaps[i].Key.Seq})
-						snaps[i].Release()
+	block := func(path string, waits chan struct{}) {
+		waiter.Add(1)
+		go func() {
+			defer waiter.Done()
+			for ctx.Err() == nil {
+				var err error
+				if e := entityAt(b, path); e != nil {
+					var r *Receiver
+					if e.Config().RequiresSession {
+						r, err = e.AcceptNextSession(ctx, PeekLock, nil)
+					} else {
+						r, err = e.NewReceiver(store.Main, PeekLock)
 					}
-					r.Close()
+					if err == nil {
+						var snaps []store.Snapshot
+						snaps, err = r.Receive(ctx, 2, nil, 0)
+						for i := range snaps {
+							_, _ = r.Settle(context.Background(), Settlement{Op: Complete, Token: snaps[i].Token, Seq: snaps[i].Key.Seq})
+							snaps[i].Release()
+						}
+						r.Close()
+					}
+				}
+				if e := entityAt(b, path); e == nil || err != nil { // deleted, disabled or forwarding
+					select {
+					case <-ctx.Done():
+					case <-waits:
+					}
 				}
 			}
-			if e := entityAt(b, "a"); e == nil || err != nil { // deleted, disabled or forwarding
-				select {
-				case <-ctx.Done():
-				case <-waits:
-				}
-			}
-		}
-	}()
+		}()
+	}
+	block("a", waitsA)
+	block("b", waitsB)
 	workers.Wait()
 	cancel()
 	others.Wait()
@@ -395,8 +406,9 @@ func (a *concActor) work() {
 	}
 }
 
-// other fetches a deferred message, sets or reads a session's state,
-// renews a session's lock, or deletes messages, with a receiver a has.
+// other fetches a deferred message, sets a session's state, renews a
+// session's lock, deletes messages, or has a receiver's locks renew
+// themselves, with a receiver a has.
 func (a *concActor) other() {
 	var rs []*Receiver
 	for _, r := range a.recv {
@@ -408,7 +420,9 @@ func (a *concActor) other() {
 		return
 	}
 	r := rs[a.r.IntN(len(rs))]
-	switch a.r.IntN(4) {
+	switch a.r.IntN(5) {
+	case 4:
+		r.AutoRenew(a.minutes(0, 2, 5))
 	case 0:
 		if len(a.deferred) > 0 {
 			i := a.r.IntN(len(a.deferred))

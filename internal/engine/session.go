@@ -135,9 +135,9 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 		if err := e.enter(&now); err != nil {
 			return nil, err
 		}
-		if !e.cfg.Status.canReceive() {
+		if st := e.cfg.Status; !st.canReceive() {
 			e.mu.Unlock()
-			return nil, errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses receives", e.cfg.Status)
+			return nil, errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses receives", st)
 		}
 		if id, ok := e.st.NextSession(); ok {
 			r := e.holdLocked(id, mode, now)
