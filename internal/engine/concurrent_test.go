@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"log/slog"
 	"math/rand/v2"
@@ -26,11 +27,12 @@ var (
 
 // TestJournalReplaysConcurrentCalls is TestJournalReplaysTheStateAtTies
 // with its calls made from goroutines of their own, beside snapshots: two
-// workers send, schedule, cancel, receive (sessions too), settle, renew,
-// set session states and delete messages, two blocked receivers (one
-// accepting the next session) take what arrives, an administrator creates,
-// updates and deletes the queues, the topic, its subscriptions and their
-// rules, forwarding in chains and loops (F1, F2, D4), and the clock moves
+// workers send, schedule, cancel, receive (sessions too), settle (with
+// PropertiesToModify that may pass the limits too), renew, set session
+// states and delete messages, two blocked receivers (one accepting the
+// next session) take what arrives, an administrator creates, updates and
+// deletes the queues, the topic, its subscriptions and their rules,
+// forwarding in chains and loops (F1, F2, D4), and the clock moves
 // by whole minutes, so that deadlines of different entities tie (T3). The
 // records the calls append, in the order they are appended, must replay to
 // the state the live broker reached, field by field; and for every
@@ -189,6 +191,8 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 	for i, r := range recs {
 		if err := scratch.apply(uint64(i+1), r); err != nil {
 			logRecords(t, recs[:i+1])
+			t.Logf("replayed before record %d:\n%s", i+1, dump(scratch))
+			t.Logf("live:\n%s", dump(b))
 			require.NoError(t, err)
 		}
 	}
@@ -236,7 +240,18 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 func logRecords(t *testing.T, recs [][]byte) {
 	for i, r := range recs {
 		d := &decoder{b: r}
-		t.Logf("record %d: %v %s", i+1, recKind(d.u8()), pathOf(d.str(), d.str()))
+		k := recKind(d.u8())
+		path := pathOf(d.str(), d.str())
+		switch k {
+		case recDeadline:
+			what, q, key, session, at := d.u8(), store.Queue(d.u8()), d.key(), d.str(), d.svar()
+			t.Logf("record %d: %v %s: %d of %v %v %q at %d", i+1, k, path, what, q, key, session, at)
+		case recSettle:
+			q, key, op := store.Queue(d.u8()), d.key(), Op(d.u8())
+			t.Logf("record %d: %v %s: %v %v op %d", i+1, k, path, q, key, op)
+		default:
+			t.Logf("record %d: %v %s %x", i+1, k, path, d.b[:min(len(d.b), 48)])
+		}
 	}
 }
 
@@ -525,6 +540,9 @@ func (a *concActor) settle() {
 	if s.Op == DeadLetter {
 		s.Reason = "bad"
 	}
+	if s.Op != Complete && s.Op != Renew && a.r.IntN(3) == 0 { // it may not fit (V3)
+		s.Props = map[string]any{"pad": strings.Repeat("p", pick(a.r, 10, 2000, 200<<10))}
+	}
 	if _, err := l.r.Settle(a.ctx, s); err == nil && s.Op == Defer {
 		a.deferred = append(a.deferred, heldLock{r: l.r, seq: l.seq})
 	}
@@ -578,14 +596,158 @@ func TestJournalRecordsNothingOfASubscriptionAfterItsTopicsDeletion(t *testing.T
 	require.ErrorIs(t, settled, errs.ErrNotFound)
 }
 
-// appendJournal is a memJournal that calls onAppend, once set, with every
-// record it appends, after appending it.
+// TestJournalReplaysASubscriptionsGrowthInTheQuotaAnotherFreed: two
+// subscriptions share their topic's quota (SEMANTICS V3), each changing it
+// under its own lock. A settlement that grows a message with
+// PropertiesToModify into room a settlement on the other subscription has
+// just freed, before that one's record is appended, is recorded first: the
+// replay, which applies it before the room is free, must take it as the
+// live call did, not refuse it (Open would fail). So with a topic's new
+// limits, which its subscriptions see before its update is recorded.
+func TestJournalReplaysASubscriptionsGrowthInTheQuotaAnotherFreed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// trigger reports whether rec is the record to make the growth
+		// before: when the room or the limit is there, and not recorded.
+		trigger func(rec []byte) bool
+		// free makes the room: a completion on x, or a larger topic.
+		free func(t *testing.T, top *Entity, x *Receiver, token [16]byte)
+	}{
+		{"completion", func(rec []byte) bool {
+			d := &decoder{b: rec}
+			return recKind(d.u8()) == recSettle && d.str() == "t" && d.str() == "x"
+		}, func(t *testing.T, _ *Entity, x *Receiver, token [16]byte) {
+			_, err := x.Settle(context.Background(), Settlement{Op: Complete, Token: token})
+			require.NoError(t, err)
+		}},
+		{"update", func(rec []byte) bool {
+			d := &decoder{b: rec}
+			return recKind(d.u8()) == recUpdate && d.str() == "t"
+		}, func(t *testing.T, top *Entity, _ *Receiver, _ [16]byte) {
+			c := top.Config()
+			c.MaxSizeMB = 2
+			require.NoError(t, top.Update(c))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mock := clock.NewMock()
+			mock.Set(epoch)
+			b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+			defer b.Close()
+			j := &appendJournal{}
+			j.first = 1
+			startJournal(t, b, j)
+			ctx := context.Background()
+			c := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 2048}
+			top, err := b.Create(KindTopic, "t", c)
+			require.NoError(t, err)
+			rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+			require.NoError(t, err)
+			recv := map[string]*Receiver{}
+			for _, name := range []string{"x", "y"} {
+				sub, err := top.CreateSubscription(name, c, []*Rule{rule})
+				require.NoError(t, err)
+				recv[name], err = sub.NewReceiver(store.Main, PeekLock)
+				require.NoError(t, err)
+			}
+			m := store.NewMessage()
+			m.Body = make([]byte, 400<<10)
+			_, err = top.Send(ctx, []*store.Message{m}, store.Unset, false)
+			require.NoError(t, err)
+			tokens := map[string][16]byte{}
+			for name, r := range recv {
+				snaps, err := r.Receive(ctx, 1, nil, -1)
+				require.NoError(t, err)
+				require.Len(t, snaps, 1)
+				tokens[name] = snaps[0].Token
+				snaps[0].Release()
+			}
+			// Properties that pass the room left, and fit the room the
+			// completion or the update makes.
+			pad := map[string]any{"pad": strings.Repeat("p", int(top.quota.Limit()-top.quota.Used())+10<<10)}
+			grow := func() error {
+				_, err := recv["y"].Settle(ctx, Settlement{Op: Abandon, Token: tokens["y"], Props: pad})
+				return err
+			}
+			require.ErrorIs(t, grow(), errs.ErrQuotaExceeded, "no room yet")
+
+			// The growth comes now, if y's lock lets it, or as soon as it
+			// does.
+			grown := make(chan error, 1)
+			fn := func(rec []byte) {
+				if !tc.trigger(rec) {
+					return
+				}
+				j.beforeAppend.Store(nil)
+				y := recv["y"].Entity()
+				if y.mu.TryLock() {
+					y.mu.Unlock()
+					grown <- grow()
+					return
+				}
+				go func() { grown <- grow() }()
+			}
+			j.beforeAppend.Store(&fn)
+			tc.free(t, top, recv["x"], tokens["x"])
+			require.NoError(t, <-grown, "the room is there")
+			got := replayed(t, mock, &j.memJournal)
+			defer got.Close()
+			sameDump(t, dump(b), dump(got))
+		})
+	}
+}
+
+// TestJournalRecordsATopicsUpdateWithItsSubscriptionsLocked: a
+// subscription reads its topic's TTL when a message that passed through it
+// comes back from a destination that could not take it (SEMANTICS E1, F3),
+// under its own lock. The topic's new TTL is there before its update is
+// recorded: a subscription's record in between would replay under the old
+// one. So its subscriptions stay locked until the record is appended.
+func TestJournalRecordsATopicsUpdateWithItsSubscriptionsLocked(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	j := &appendJournal{}
+	j.first = 1
+	startJournal(t, b, j)
+	c := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
+	top, err := b.Create(KindTopic, "t", c)
+	require.NoError(t, err)
+	rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+	require.NoError(t, err)
+	sub, err := top.CreateSubscription("x", c, []*Rule{rule})
+	require.NoError(t, err)
+
+	held := errors.New("not recorded")
+	fn := func(rec []byte) {
+		d := &decoder{b: rec}
+		if recKind(d.u8()) != recUpdate || d.str() != "t" {
+			return
+		}
+		held = nil
+		if sub.mu.TryLock() {
+			sub.mu.Unlock()
+			held = errors.New("the subscription was not locked")
+		}
+	}
+	j.beforeAppend.Store(&fn)
+	c.TTL = time.Minute
+	require.NoError(t, top.Update(c))
+	require.NoError(t, held)
+}
+
+// appendJournal is a memJournal that calls beforeAppend and onAppend, once
+// set, with every record it appends, before appending it and after.
 type appendJournal struct {
 	memJournal
-	onAppend atomic.Pointer[func(rec []byte)]
+	beforeAppend, onAppend atomic.Pointer[func(rec []byte)]
 }
 
 func (j *appendJournal) Append(rec []byte) uint64 {
+	if fn := j.beforeAppend.Load(); fn != nil {
+		(*fn)(rec)
+	}
 	lsn := j.memJournal.Append(rec)
 	if fn := j.onAppend.Load(); fn != nil {
 		(*fn)(rec)

@@ -322,17 +322,21 @@ func (e *Entity) Update(c Config) (err error) {
 	}
 	defer e.mu.Unlock()
 	e.updateLocked(c, now)
-	if enc := e.rec(recUpdate); enc != nil {
-		enc.config(c)
-		enc.svar(now)
-		e.commit(enc)
-	}
 	e.b.log.Info("minibus: updated", "entity", e.describe())
 	return nil
 }
 
-// updateLocked gives e the configuration c at now.
+// updateLocked gives e the configuration c at now, and records it. A
+// topic's subscriptions stay locked from before they see its new limits,
+// TTL and idleness until its record is appended: a call on one records
+// under its lock alone, and a record of it between the two would replay
+// under the old ones.
 func (e *Entity) updateLocked(c Config, now int64) {
+	var subs []*Entity
+	if e.kind == KindTopic {
+		subs = e.lockSubsLocked(now)
+		defer unlockAll(subs)
+	}
 	forwardNow := e.kind != KindTopic && e.cfg.ForwardTo == "" && c.ForwardTo != ""
 	if e.kind == KindSubscription {
 		c.MaxSizeMB, c.MaxMessageKB = e.cfg.MaxSizeMB, e.cfg.MaxMessageKB
@@ -347,14 +351,15 @@ func (e *Entity) updateLocked(c Config, now int64) {
 	if forwardNow {
 		e.forwardAllLocked(now)
 	}
-	if e.kind == KindTopic {
-		subs := e.lockSubsLocked(now)
-		for _, s := range subs {
-			s.cfg.MaxSizeMB, s.cfg.MaxMessageKB = c.MaxSizeMB, c.MaxMessageKB
-		}
-		unlockAll(subs)
+	for _, s := range subs {
+		s.cfg.MaxSizeMB, s.cfg.MaxMessageKB = c.MaxSizeMB, c.MaxMessageKB
 	}
 	e.rescheduleLocked()
+	if enc := e.rec(recUpdate); enc != nil {
+		enc.config(c)
+		enc.svar(now)
+		e.commit(enc)
+	}
 }
 
 // setConfigLocked sets e's configuration and the copies of it that its

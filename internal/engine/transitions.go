@@ -491,6 +491,13 @@ func (e *Entity) modifyLocked(m *store.Message, add map[string]any) error {
 	props := make(map[string]any, len(m.Props)+len(add))
 	maps.Copy(props, m.Props)
 	maps.Copy(props, add)
+	if e.b.replay != nil {
+		// The live call was allowed. A subscription shares its topic's
+		// quota and records under its own lock: a completion on another
+		// that freed the room may be recorded after this.
+		e.st.PutProps(m, props)
+		return nil
+	}
 	if size := m.SizeWith(props); size > e.cfg.maxMessageSize() {
 		return errTooLarge(e, "message "+strconv.FormatInt(m.Key().Seq, 10)+" with PropertiesToModify", size, m.MessageID == "")
 	}

@@ -417,10 +417,24 @@ func (s *Store) SetProps(m *Message, props map[string]any) bool {
 	if !s.quota.grow(size - m.size) {
 		return false
 	}
+	s.setProps(m, props, size)
+	return true
+}
+
+// PutProps gives stored m the application properties props whatever its
+// quota: a replay applies what the live call was allowed, which may have
+// been room another store of the quota freed before it recorded doing so.
+func (s *Store) PutProps(m *Message, props map[string]any) {
+	size := m.SizeWith(props)
+	s.quota.used.Add(size - m.size)
+	s.setProps(m, props, size)
+}
+
+// setProps gives m props, of size bytes, once the quota has them.
+func (s *Store) setProps(m *Message, props map[string]any, size int64) {
 	s.bytes += size - m.size
 	m.size = size
 	m.Props = props
-	return true
 }
 
 // Clear drops every message: the entity is deleted. Their bytes leave the
