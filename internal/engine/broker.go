@@ -213,11 +213,22 @@ func (b *Broker) Delete(kind Kind, name string) (err error) {
 	if e == nil || e.kind != kind {
 		return errs.Errorf(errs.ErrNotFound, describe(kind, name), "")
 	}
-	e.mu.Lock()
-	e.deleteRecLocked(max(now, e.instant)) // its times never go back (Entity.instant)
-	e.mu.Unlock()
 	delete(b.entities, nameKey(name))
-	b.log.Info("minibus: deleted", "entity", e.describe())
+	return e.deleteFound(now)
+}
+
+// deleteFound deletes e, which a Delete found, at now, unless a catch-up
+// has deleted it on idle since (SEMANTICS A3), under e's lock alone: then
+// it is ErrNotFound, and not recorded deleted twice (the replay would not
+// find it the second time).
+func (e *Entity) deleteFound(now int64) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.deleted.Load() {
+		return e.errNotFound()
+	}
+	e.deleteRecLocked(max(now, e.instant)) // its times never go back (Entity.instant)
+	e.b.log.Info("minibus: deleted", "entity", e.describe())
 	return nil
 }
 

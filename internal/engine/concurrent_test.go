@@ -754,3 +754,40 @@ func (j *appendJournal) Append(rec []byte) uint64 {
 	}
 	return lsn
 }
+
+// TestJournalRecordsOneDeletion: an entity deleted on idle (SEMANTICS A3)
+// after a Delete found it and before the Delete locks it (its lookup holds
+// the broker's lock or its topic's, the idle deletion the entity's alone)
+// is not deleted, nor recorded deleted, a second time: the replay would not
+// find it ("no such subscription") and Open would fail.
+// TestJournalReplaysConcurrentCalls found it.
+func TestJournalRecordsOneDeletion(t *testing.T) {
+	for _, path := range []string{"q", "t", "t/x"} {
+		t.Run(path, func(t *testing.T) {
+			mock := clock.NewMock()
+			mock.Set(epoch)
+			b, j := newDurable(t, mock)
+			defer b.Close()
+			c := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
+			idle := c
+			idle.AutoDeleteOnIdle = 5 * time.Minute
+			_, err := b.Create(KindQueue, "q", idle)
+			require.NoError(t, err)
+			top, err := b.Create(KindTopic, "t", idle)
+			require.NoError(t, err)
+			rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+			require.NoError(t, err)
+			_, err = top.CreateSubscription("x", idle, []*Rule{rule})
+			require.NoError(t, err)
+			found := entityAt(b, path) // what Delete's lookup found
+			mock.Add(5 * time.Minute)
+			b.CatchUp() // deletes it on idle
+			require.True(t, found.deleted.Load())
+			err = found.deleteFound(mock.Now().UnixNano())
+			got := replayed(t, mock, j)
+			defer got.Close()
+			sameDump(t, dump(b), dump(got))
+			require.ErrorIs(t, err, errs.ErrNotFound)
+		})
+	}
+}

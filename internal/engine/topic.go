@@ -213,12 +213,8 @@ func (t *Entity) DeleteSubscription(name string) (err error) {
 		return err
 	}
 	defer t.mu.Unlock()
-	s.mu.Lock()
-	s.deleteRecLocked(now)
-	s.mu.Unlock()
 	t.subs = slices.DeleteFunc(slices.Clone(t.subs), func(x *Entity) bool { return x == s })
-	t.b.log.Info("minibus: deleted", "entity", s.describe())
-	return nil
+	return s.deleteFound(now)
 }
 
 // SubscriptionNames returns the names of the topic's subscriptions, sorted,
