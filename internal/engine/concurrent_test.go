@@ -555,22 +555,11 @@ func (a *concActor) settle() {
 // replay, having deleted the subscription with its topic, would fail ("no
 // such entity"). TestJournalReplaysConcurrentCalls found it.
 func TestJournalRecordsNothingOfASubscriptionAfterItsTopicsDeletion(t *testing.T) {
-	mock := clock.NewMock()
-	mock.Set(epoch)
-	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	mock, b, j, top, subs := topicWithSubs(t, Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}, "x")
 	defer b.Close()
-	j := &appendJournal{}
-	j.first = 1
-	startJournal(t, b, j)
 	ctx := context.Background()
-	plain := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
-	top, err := b.Create(KindTopic, "t", plain)
-	require.NoError(t, err)
-	rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
-	require.NoError(t, err)
-	sub, err := top.CreateSubscription("x", plain, []*Rule{rule})
-	require.NoError(t, err)
-	_, err = top.Send(ctx, []*store.Message{store.NewMessage()}, store.Unset, false)
+	sub := subs[0]
+	_, err := top.Send(ctx, []*store.Message{store.NewMessage()}, store.Unset, false)
 	require.NoError(t, err)
 	r, err := sub.NewReceiver(store.Main, PeekLock)
 	require.NoError(t, err)
@@ -630,29 +619,18 @@ func TestJournalReplaysASubscriptionsGrowthInTheQuotaAnotherFreed(t *testing.T) 
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mock := clock.NewMock()
-			mock.Set(epoch)
-			b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+			mock, b, j, top, subs := topicWithSubs(t, Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 2048}, "x", "y")
 			defer b.Close()
-			j := &appendJournal{}
-			j.first = 1
-			startJournal(t, b, j)
 			ctx := context.Background()
-			c := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 2048}
-			top, err := b.Create(KindTopic, "t", c)
-			require.NoError(t, err)
-			rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
-			require.NoError(t, err)
 			recv := map[string]*Receiver{}
-			for _, name := range []string{"x", "y"} {
-				sub, err := top.CreateSubscription(name, c, []*Rule{rule})
+			for _, sub := range subs {
+				r, err := sub.NewReceiver(store.Main, PeekLock)
 				require.NoError(t, err)
-				recv[name], err = sub.NewReceiver(store.Main, PeekLock)
-				require.NoError(t, err)
+				recv[sub.Name()] = r
 			}
 			m := store.NewMessage()
 			m.Body = make([]byte, 400<<10)
-			_, err = top.Send(ctx, []*store.Message{m}, store.Unset, false)
+			_, err := top.Send(ctx, []*store.Message{m}, store.Unset, false)
 			require.NoError(t, err)
 			tokens := map[string][16]byte{}
 			for name, r := range recv {
@@ -704,20 +682,10 @@ func TestJournalReplaysASubscriptionsGrowthInTheQuotaAnotherFreed(t *testing.T) 
 // recorded: a subscription's record in between would replay under the old
 // one. So its subscriptions stay locked until the record is appended.
 func TestJournalRecordsATopicsUpdateWithItsSubscriptionsLocked(t *testing.T) {
-	mock := clock.NewMock()
-	mock.Set(epoch)
-	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
-	defer b.Close()
-	j := &appendJournal{}
-	j.first = 1
-	startJournal(t, b, j)
 	c := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
-	top, err := b.Create(KindTopic, "t", c)
-	require.NoError(t, err)
-	rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
-	require.NoError(t, err)
-	sub, err := top.CreateSubscription("x", c, []*Rule{rule})
-	require.NoError(t, err)
+	_, b, j, top, subs := topicWithSubs(t, c, "x")
+	defer b.Close()
+	sub := subs[0]
 
 	held := errors.New("not recorded")
 	fn := func(rec []byte) {
@@ -735,6 +703,28 @@ func TestJournalRecordsATopicsUpdateWithItsSubscriptionsLocked(t *testing.T) {
 	c.TTL = time.Minute
 	require.NoError(t, top.Update(c))
 	require.NoError(t, held)
+}
+
+// topicWithSubs returns a durable broker on an appendJournal, with a topic
+// t and its subscriptions named names, every one with configuration c and
+// the default rule.
+func topicWithSubs(t *testing.T, c Config, names ...string) (*clock.Mock, *Broker, *appendJournal, *Entity, []*Entity) {
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	j := &appendJournal{}
+	j.first = 1
+	startJournal(t, b, j)
+	top, err := b.Create(KindTopic, "t", c)
+	require.NoError(t, err)
+	rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+	require.NoError(t, err)
+	subs := make([]*Entity, len(names))
+	for i, name := range names {
+		subs[i], err = top.CreateSubscription(name, c, []*Rule{rule})
+		require.NoError(t, err)
+	}
+	return mock, b, j, top, subs
 }
 
 // appendJournal is a memJournal that calls beforeAppend and onAppend, once
