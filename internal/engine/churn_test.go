@@ -84,12 +84,6 @@ func churnRound(t *testing.T, seed uint64) churnCounts {
 	// every tenth the one that takes snapshots: as many of each as sends,
 	// give or take.
 	admin, snap := make(chan struct{}, 1), make(chan struct{}, 1)
-	poke := func(c chan struct{}) {
-		select {
-		case c <- struct{}{}:
-		default:
-		}
-	}
 	var next int
 	var nextMu sync.Mutex
 	for p := range 2 {
@@ -261,6 +255,15 @@ func churnRound(t *testing.T, seed uint64) churnCounts {
 		}
 	}
 	return churnCounts{len(first), len(recs), len(snaps), checked, orphans}
+}
+
+// poke wakes the goroutine that waits on c, unless a wake-up waits there
+// already.
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
 }
 
 // churnID is the MessageID of the nth message.

@@ -101,12 +101,6 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 		}()
 		return c
 	}
-	poke := func(c chan struct{}) {
-		select {
-		case c <- struct{}{}:
-		default:
-		}
-	}
 	turn(0, func(a *concActor) {
 		if a.r.IntN(2) == 0 {
 			a.admin()
