@@ -305,10 +305,13 @@ func (e *Entity) catchUp(now int64) {
 	e.advanceLocked(now, true)
 	e.inCatchUp = false
 	e.rescheduleLocked() // advanceLocked's registration was skipped
-	// Only as far as the namespace is caught up: a message forwarded from
-	// an entity whose deadlines come first arrives at its own instant, and
-	// is a duplicate of an id remembered until after it (SEMANTICS DD1, T3).
-	e.pruneDupsLocked(min(now, e.b.sched.next.Load()))
+	// Only as far as e has acted (instant: a call that read the clock
+	// before this catch-up acts at its own reading, and finds the ids
+	// remembered then) and the namespace is caught up (a message forwarded
+	// from an entity whose deadlines come first arrives at its own instant):
+	// either is a duplicate of an id remembered until after it (SEMANTICS
+	// DD1, T3).
+	e.pruneDupsLocked(min(now, e.instant, e.b.sched.next.Load()))
 }
 
 // arm sets the timer for the earliest deadline blocked receivers wait on.

@@ -242,3 +242,27 @@ func TestTakeMarksDrains(t *testing.T) {
 	mock.Add(time.Duration(drainQuiet))
 	require.Equal(t, []bool{false, false, false, false}, drains(10), "nothing left behind: the room is for the sends to come")
 }
+
+// A call reads the clock before it waits for the entity; a catch-up at a
+// later clock reading may visit the entity in between. The call still acts
+// at its own instant, so it must find every id remembered then: the
+// catch-up forgets only what ended by the entity's own instant (SEMANTICS
+// DD1; the concurrent replay test found a duplicate accepted at 1380s whose
+// window ran to 1440s).
+func TestCatchUpForgetsNoIdACallStillSees(t *testing.T) {
+	e, mock := newQueue(t, Config{RequiresDuplicateDetection: true, DuplicateWindow: 2 * time.Minute})
+	send := func() []int64 {
+		m := record(0)
+		m.MessageID = "m"
+		seqs, err := e.Send(context.Background(), []*store.Message{m}, store.Unset, true)
+		require.NoError(t, err)
+		return seqs
+	}
+	require.Equal(t, []int64{1}, send())
+	mock.Add(time.Minute)
+	e.catchUp(now0() + int64(2*time.Minute)) // the window's end, read by a catch-up first
+	require.Equal(t, 1, e.DuplicateHistory(), "remembered: the entity has acted at 1m at most")
+	require.Equal(t, []int64{0}, send(), "DD1: sent at 1m, within m's window")
+	mock.Add(time.Minute)
+	require.Equal(t, []int64{2}, send(), "T2: at the window's end a resend is new")
+}
