@@ -66,14 +66,7 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 		_, err := b.Create(KindQueue, name, plain)
 		require.NoError(t, err)
 	}
-	top, err := b.Create(KindTopic, "t", plain)
-	require.NoError(t, err)
-	for _, sub := range []string{"x", "y"} {
-		r, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
-		require.NoError(t, err)
-		_, err = top.CreateSubscription(sub, plain, []*Rule{r})
-		require.NoError(t, err)
-	}
+	topicTakingAll(t, b, plain, "x", "y")
 
 	// The workers make *concOps calls each; after each, the administrator,
 	// the clock and the snapshots take a turn, each acting now and then,
@@ -709,6 +702,13 @@ func topicWithSubs(t *testing.T, c Config, names ...string) (*clock.Mock, *Broke
 	j := &appendJournal{}
 	j.first = 1
 	startJournal(t, b, j)
+	top, subs := topicTakingAll(t, b, c, names...)
+	return mock, b, j, top, subs
+}
+
+// topicTakingAll creates a topic t on b and its subscriptions named names,
+// every one with configuration c and the default rule (every message).
+func topicTakingAll(t require.TestingT, b *Broker, c Config, names ...string) (*Entity, []*Entity) {
 	top, err := b.Create(KindTopic, "t", c)
 	require.NoError(t, err)
 	rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
@@ -718,7 +718,7 @@ func topicWithSubs(t *testing.T, c Config, names ...string) (*clock.Mock, *Broke
 		subs[i], err = top.CreateSubscription(name, c, []*Rule{rule})
 		require.NoError(t, err)
 	}
-	return mock, b, j, top, subs
+	return top, subs
 }
 
 // appendJournal is a memJournal that calls beforeAppend and onAppend, once
@@ -757,12 +757,7 @@ func TestJournalRecordsOneDeletion(t *testing.T) {
 			idle.AutoDeleteOnIdle = 5 * time.Minute
 			_, err := b.Create(KindQueue, "q", idle)
 			require.NoError(t, err)
-			top, err := b.Create(KindTopic, "t", idle)
-			require.NoError(t, err)
-			rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
-			require.NoError(t, err)
-			_, err = top.CreateSubscription("x", idle, []*Rule{rule})
-			require.NoError(t, err)
+			topicTakingAll(t, b, idle, "x")
 			found := entityAt(b, path) // what Delete's lookup found
 			mock.Add(5 * time.Minute)
 			b.CatchUp() // deletes it on idle

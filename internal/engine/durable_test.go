@@ -247,12 +247,7 @@ func (w *durableWorld) setUp(t *rapid.T) {
 	s.RequiresSession = true
 	_, err = w.b.Create(KindQueue, "sq", s)
 	require.NoError(t, err)
-	top, err := w.b.Create(KindTopic, "t", base)
-	require.NoError(t, err)
-	all, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
-	require.NoError(t, err)
-	_, err = top.CreateSubscription("all", base, []*Rule{all})
-	require.NoError(t, err)
+	top, _ := topicTakingAll(t, w.b, base, "all")
 	red, err := CompileRule(RuleSpec{Name: "red", Filter: FilterSQL, SQL: "color = 'red'", HasAction: true, ActionSQL: "SET seen = 1"})
 	require.NoError(t, err)
 	_, err = top.CreateSubscription("red", base, []*Rule{red})
@@ -491,18 +486,6 @@ func sameDump(t require.TestingT, want, got string) {
 	t.FailNow()
 }
 
-// watchJournal is a memJournal that calls watch with each record before
-// appending it.
-type watchJournal struct {
-	memJournal
-	watch func(rec []byte)
-}
-
-func (j *watchJournal) Append(rec []byte) uint64 {
-	j.watch(rec)
-	return j.memJournal.Append(rec)
-}
-
 // TestJournalAppendsATopicSendBeforeTheSubscriptionsUnlock: a topic's
 // record of a send, or of a message forwarded to it, is appended while its
 // subscriptions are still locked. Otherwise a receive could take a copy and
@@ -515,8 +498,8 @@ func TestJournalAppendsATopicSendBeforeTheSubscriptionsUnlock(t *testing.T) {
 	defer b.Close()
 	var sub *Entity
 	var appended []string
-	j := &watchJournal{memJournal: memJournal{first: 1}}
-	j.watch = func(rec []byte) {
+	j := &appendJournal{memJournal: memJournal{first: 1}}
+	watch := func(rec []byte) {
 		d := &decoder{b: rec}
 		k := recKind(d.u8())
 		if (k == recSend || k == recTransfer) && d.str() == "t" && d.str() == "" {
@@ -527,14 +510,11 @@ func TestJournalAppendsATopicSendBeforeTheSubscriptionsUnlock(t *testing.T) {
 			appended = append(appended, fmt.Sprintf("%v held=%v", k, held))
 		}
 	}
+	j.beforeAppend.Store(&watch)
 	startJournal(t, b, j)
 	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64, DuplicateWindow: 10 * time.Minute}
-	top, err := b.Create(KindTopic, "t", base)
-	require.NoError(t, err)
-	all, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
-	require.NoError(t, err)
-	sub, err = top.CreateSubscription("all", base, []*Rule{all})
-	require.NoError(t, err)
+	top, subs := topicTakingAll(t, b, base, "all")
+	sub = subs[0]
 	fwd := base
 	fwd.ForwardTo = "t"
 	q, err := b.Create(KindQueue, "fwd", fwd)
@@ -563,8 +543,8 @@ func TestJournalLandsAForwardAsItsRecordIsAppended(t *testing.T) {
 	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
 	defer b.Close()
 	var appended []string
-	j := &watchJournal{memJournal: memJournal{first: 1}}
-	j.watch = func(rec []byte) {
+	j := &appendJournal{memJournal: memJournal{first: 1}}
+	watch := func(rec []byte) {
 		d := &decoder{b: rec}
 		if k := recKind(d.u8()); k == recTransfer || k == recTransferFailed || k == recTransferLost {
 			// The outbox's lock is held: the record is appended as the
@@ -576,15 +556,11 @@ func TestJournalLandsAForwardAsItsRecordIsAppended(t *testing.T) {
 			appended = append(appended, fmt.Sprintf("%v, in %s: %d flying, held=%v", k, d.str(), len(b.outbox.flying), held))
 		}
 	}
+	j.beforeAppend.Store(&watch)
 	startJournal(t, b, j)
 	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
-	top, err := b.Create(KindTopic, "t", base)
-	require.NoError(t, err)
-	all, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
-	require.NoError(t, err)
-	_, err = top.CreateSubscription("all", base, []*Rule{all})
-	require.NoError(t, err)
-	_, err = b.Create(KindQueue, "q", base)
+	topicTakingAll(t, b, base, "all")
+	_, err := b.Create(KindQueue, "q", base)
 	require.NoError(t, err)
 	off := base
 	off.Status = StatusDisabled

@@ -100,12 +100,13 @@ func TestSnapshotKeepsTheForwardsOfDeletedSources(t *testing.T) {
 			b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
 			defer b.Close()
 			appended := make(chan string, 16)
-			j := &watchJournal{memJournal: memJournal{first: 1}}
-			j.watch = func(rec []byte) {
+			j := &appendJournal{memJournal: memJournal{first: 1}}
+			watch := func(rec []byte) {
 				d := &decoder{b: rec}
 				k := recKind(d.u8())
 				appended <- k.String() + " " + d.str() + "/" + d.str()
 			}
+			j.onAppend.Store(&watch) // once the record is in the journal: a snapshot after it covers it
 			startJournal(t, b, j)
 			_, err := b.Create(KindQueue, "dst", base)
 			require.NoError(t, err)
@@ -235,13 +236,14 @@ func TestSnapshotReadsVersion1(t *testing.T) {
 	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
 	defer b.Close()
 	sent := make(chan struct{}, 1)
-	j := &watchJournal{memJournal: memJournal{first: 1}}
-	j.watch = func(rec []byte) {
+	j := &appendJournal{memJournal: memJournal{first: 1}}
+	watch := func(rec []byte) {
 		d := &decoder{b: rec}
 		if recKind(d.u8()) == recSend && d.str() == "src" {
 			sent <- struct{}{}
 		}
 	}
+	j.onAppend.Store(&watch) // once the record is in the journal
 	startJournal(t, b, j)
 	ctx := context.Background()
 	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
