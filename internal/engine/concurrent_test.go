@@ -38,7 +38,10 @@ var (
 // the state the live broker reached, field by field; and for every
 // snapshot, a broker rebuilt from it and the records after it, up to any
 // record after those it reflects (a crash just after that record), must be
-// the one the records alone rebuild.
+// the one the records alone rebuild. An observer follows every message
+// through its events meanwhile (ledger): no event may come that its
+// message's state does not allow, and at the end the entities must hold
+// what the events left in them, no message lost, duplicated or invented.
 func TestJournalReplaysConcurrentCalls(t *testing.T) {
 	var checked, records, snaps int
 	for round := range *concRounds {
@@ -55,7 +58,8 @@ func TestJournalReplaysConcurrentCalls(t *testing.T) {
 func concRound(t *testing.T, seed uint64) churnCounts {
 	mock := clock.NewMock()
 	mock.Set(epoch)
-	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	l := newLedger("t")
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler), Observer: l.observe})
 	defer b.Close()
 	j := &histJournal{memJournal: memJournal{first: 1}}
 	startJournal(t, b, j)
@@ -73,7 +77,7 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 	// so that their calls fall among the workers' throughout the round.
 	var workers, others sync.WaitGroup
 	actor := func(stream uint64) *concActor {
-		return &concActor{t: t, ctx: ctx, mock: mock, b: b, r: rand.New(rand.NewPCG(stream, seed)), recv: map[tieRecvKey]*Receiver{}}
+		return &concActor{t: t, ctx: ctx, mock: mock, b: b, l: l, r: rand.New(rand.NewPCG(stream, seed)), recv: map[tieRecvKey]*Receiver{}}
 	}
 	var turns []chan struct{}
 	turn := func(stream uint64, f func(a *concActor)) chan struct{} {
@@ -172,6 +176,7 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 	others.Wait()
 	waiter.Wait()
 	require.NoError(t, snapErr)
+	l.check(t, b)
 
 	recs, hist := j.history()
 	scratch := concReplayer(t, mock, nil)
@@ -282,6 +287,7 @@ type concActor struct {
 	ctx      context.Context
 	mock     *clock.Mock
 	b        *Broker
+	l        *ledger
 	r        *rand.Rand
 	recv     map[tieRecvKey]*Receiver
 	locks    []heldLock
@@ -431,6 +437,7 @@ func (a *concActor) other() {
 			d := a.deferred[i]
 			a.deferred = slices.Delete(a.deferred, i, i+1)
 			snaps, _ := d.r.ReceiveDeferred(a.ctx, []int64{d.seq})
+			a.took(d.r, snaps)
 			a.locks = hold(a.locks, d.r, snaps)
 		}
 	case 1:
@@ -475,7 +482,17 @@ func (a *concActor) send() {
 	if a.r.IntN(4) == 0 { // ScheduleMessages
 		at = a.mock.Now().Add(a.minutes(0, 1, 2)).UnixNano()
 	}
+	ids := make([]string, len(recs))
+	for i, m := range recs {
+		ids[i] = m.MessageID
+		if ids[i] == "" {
+			ids[i] = string(store.AppendID(nil, m.IDSeed))
+		}
+	}
 	seqs, err := e.Send(a.ctx, recs, at, true)
+	if err == nil {
+		a.l.sent(path, ids)
+	}
 	if err == nil && at != store.Unset {
 		for _, seq := range seqs {
 			a.sched = append(a.sched, tieScheduled{e, seq})
@@ -508,9 +525,17 @@ func (a *concActor) receive() {
 		a.recv[key] = r
 	}
 	snaps, _ := r.Receive(a.ctx, a.r.IntN(3)+1, nil, -1)
+	a.took(r, snaps)
 	a.locks = hold(a.locks, r, snaps)
 	if key.session != "" && a.r.IntN(2) == 0 {
 		r.Close()
+	}
+}
+
+// took tells the ledger what r took, when it receives and deletes.
+func (a *concActor) took(r *Receiver, snaps []store.Snapshot) {
+	if r.Mode() == ReceiveAndDelete {
+		a.l.took(r.e.Path(), snaps)
 	}
 }
 
