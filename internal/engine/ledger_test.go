@@ -252,9 +252,9 @@ func (l *ledger) observe(ev *Event) {
 		return func(m ledgerMsg) bool { return m.state == lIdle && m.q == q }
 	}
 	held := func(m ledgerMsg) bool { return m.state == lHeld }
-	// its counts the copy of the message this event is of: a settlement's
-	// and a lost lock's count the deliveries so far, as does a removal's
-	// or an expiry's of a copy that waits.
+	// its narrows ok to the copies whose deliveries so far are the
+	// event's count: a settlement and a lost lock are of a delivered copy,
+	// and give its count.
 	its := func(ok func(m ledgerMsg) bool) func(m ledgerMsg) bool {
 		return func(m ledgerMsg) bool {
 			return ok(m) && (m.dc == ev.Deliveries+1 || m.dcMaybe && m.dc == ev.Deliveries+2)
