@@ -14,6 +14,9 @@ func WithFS(fs wal.FS) Option { return func(o *options) { o.store.fs = fs } }
 // WithSegmentSize sets the size of the log's segments.
 func WithSegmentSize(n int64) Option { return func(o *options) { o.store.segment = n } }
 
+// WithMaxRecordSize lowers the log's record limit (1 GiB) to n bytes.
+func WithMaxRecordSize(n int) Option { return func(o *options) { o.store.maxRecord = n } }
+
 // WithCompactAfter sets the least the log grows between two snapshots.
 func WithCompactAfter(n int64) Option { return func(o *options) { o.store.compact = n } }
 

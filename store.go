@@ -55,6 +55,9 @@ type storeOptions struct {
 	fs      wal.FS
 	segment int64
 	compact int64
+	// maxRecord lowers the log's record limit (wal.MaxRecordSize), so that
+	// a test reaches it with small calls.
+	maxRecord int
 }
 
 // WithSync sets when a durable namespace's calls return; the default is
@@ -90,7 +93,10 @@ const defaultCompactAfter = wal.DefaultSegmentSize
 // a peek, only then: an acknowledged send is never lost and its sequence
 // number never reused, and an acknowledged completion never comes back. A
 // failed write or sync makes that call and every later one fail with
-// ErrStoreFailed; close the namespace and open it again.
+// ErrStoreFailed; close the namespace and open it again. Each call is one
+// record of the log, of at most 1 GiB: a call whose record would be larger
+// (a batch of messages adding up to more) is refused with
+// ErrMessageTooLarge and changes nothing (SEMANTICS V3).
 func Open(dir string, opts ...Option) (*Namespace, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -111,7 +117,7 @@ func Open(dir string, opts ...Option) (*Namespace, error) {
 	if s.interval == 0 {
 		s.interval = DefaultSyncInterval
 	}
-	log, rec, err := wal.Open(dir, wal.Options{FS: s.fs, Sync: wal.SyncMode(s.sync), Interval: s.interval, SegmentSize: s.segment})
+	log, rec, err := wal.Open(dir, wal.Options{FS: s.fs, Sync: wal.SyncMode(s.sync), Interval: s.interval, SegmentSize: s.segment, MaxRecordSize: s.maxRecord})
 	switch {
 	case errors.Is(err, wal.ErrLocked):
 		return nil, errorf(ErrInvalidArgument, culprit, "another namespace holds it")
@@ -128,7 +134,7 @@ func Open(dir string, opts ...Option) (*Namespace, error) {
 	if compact == 0 {
 		compact = defaultCompactAfter
 	}
-	err = b.Recover(engine.Recovery{Journal: log, Snapshot: rec.Snapshot, Replay: rec.Replay, CompactAfter: compact})
+	err = b.Recover(engine.Recovery{Journal: log, Snapshot: rec.Snapshot, Replay: rec.Replay, CompactAfter: compact, MaxRecord: log.MaxRecordSize()})
 	rec.Release() // the engine keeps nothing of the snapshot's bytes
 	if err != nil {
 		b.Close()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -577,4 +578,31 @@ func TestJournalLandsAForwardAsItsRecordIsAppended(t *testing.T) {
 	}
 	require.Equal(t, []string{"forward, in q: 0 flying, held=true", "forward, in t: 0 flying, held=true", "forward failed, in to-off: 0 flying, held=true"}, appended)
 	replayed(t, mock, &j.memJournal).Close()
+}
+
+// A record over the journal's limit that no check refused (each call whose
+// record grows with its caller's data checks it first, SEMANTICS V3) does
+// not reach the journal: it fails the broker, the call returns
+// ErrStoreFailed and so does every later call, and no snapshot takes the
+// change the log does not have.
+func TestJournalRecordOverTheLimitFailsTheBroker(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	j := &memJournal{first: 1}
+	require.NoError(t, b.Recover(Recovery{Journal: j, Replay: func(func(uint64, []byte) error) error { return nil }, CompactAfter: 1 << 30, MaxRecord: 1 << 20}))
+	base := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64, DuplicateWindow: 10 * time.Minute}
+	_, err := b.Create(KindQueue, "kept", base)
+	require.NoError(t, err)
+	last := j.Last()
+	b.dur.maxRecord = 8 // smaller than any create record
+	_, err = b.Create(KindQueue, "lost", base)
+	require.ErrorIs(t, err, errs.ErrStoreFailed)
+	require.ErrorContains(t, err, "over the log's limit of 8 bytes")
+	require.Equal(t, last, j.Last(), "nothing appended")
+	_, err = b.Create(KindQueue, "later", base)
+	require.ErrorIs(t, err, errs.ErrStoreFailed)
+	require.ErrorIs(t, b.Snapshot(), errs.ErrStoreFailed)
+	require.Nil(t, j.snap)
 }

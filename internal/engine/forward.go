@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -292,7 +293,6 @@ func (d *Entity) takeForwardLocked(f *forward) (why string) {
 	if why := d.refusesLocked(f.m); why != "" {
 		return why
 	}
-	d.instant = at
 	enc := d.rec(recTransfer)
 	if enc != nil { // before acceptForwardLocked changes the message
 		enc.entity(f.from)
@@ -300,8 +300,13 @@ func (d *Entity) takeForwardLocked(f *forward) (why string) {
 		enc.svar(at)
 		n := len(enc.b)
 		enc.message(f.m)
+		if size := len(enc.b); size > d.b.dur.maxRecord {
+			enc.drop()
+			return fmt.Sprintf("its log record would be %d bytes, more than the %d bytes a durable namespace stores for one call", size, d.b.dur.maxRecord)
+		}
 		d.b.outbox.taking(f, enc.b[n:])
 	}
+	d.instant = at
 	d.landing = f // commit lands it
 	why = d.acceptForwardLocked(f.m, at, enc)
 	d.landing = nil

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -97,6 +99,8 @@ const (
 // durability is a durable broker's journal state.
 type durability struct {
 	j Journal
+	// maxRecord is the largest record j takes (see recordTooLarge).
+	maxRecord int
 	// failed holds the first error of the journal: from then on every call
 	// fails with ErrStoreFailed.
 	failed atomic.Pointer[error]
@@ -165,9 +169,80 @@ func (e *Entity) commit(enc *encoder) {
 	}
 }
 
+// A record is at most Recovery.MaxRecord bytes (the log's limit, 1 GiB),
+// and a call is one record, so that a crash keeps all of it or none. A
+// call whose record would pass the limit is refused before it changes
+// anything (SEMANTICS V3): each call whose record grows with its caller's
+// data (a batch of messages, PropertiesToModify and a dead-letter reason,
+// a session state, a list of sequence numbers, rules) builds or bounds
+// its record before it changes the state, and checks it; a receive or a
+// delete names at most as many messages as a record holds (keyRoom) and
+// takes no more. A record over the limit that reaches appendRec all the
+// same fails the broker (ErrStoreFailed) rather than the log or the
+// caller's goroutine.
+
+// maxKeySize is the most bytes a message's key takes in a record.
+const maxKeySize = 2 * binary.MaxVarintLen64
+
+// keyRoom returns how many message keys, with their count, fit in a
+// record that holds used bytes already; at least one, so that a call
+// always makes progress (a limit that small is a test's).
+func (b *Broker) keyRoom(used int) int {
+	return max(1, (b.dur.maxRecord-used-binary.MaxVarintLen64)/maxKeySize)
+}
+
+// recordTooLarge returns nil when enc, a record rec started, fits in the
+// journal. Otherwise it drops enc and returns the error of the call that
+// built it: it wraps sentinel, says what made the record large and names
+// the limit.
+func (e *Entity) recordTooLarge(enc *encoder, sentinel error, what string) error {
+	if enc == nil || len(enc.b) <= e.b.dur.maxRecord {
+		return nil
+	}
+	n := len(enc.b)
+	enc.drop()
+	return e.errRecord(sentinel, what, int64(n), false)
+}
+
+// errRecord is the error of a call whose record would take n bytes (at
+// least n when atLeast) because of what: more than the journal takes.
+func (e *Entity) errRecord(sentinel error, what string, n int64, atLeast bool) error {
+	least := ""
+	if atLeast {
+		least = "at least "
+	}
+	return errs.Errorf(sentinel, e.describe(), "%s would make a log record of %s%d bytes, more than the %d bytes a durable namespace stores for one call (the log's record limit)",
+		what, least, n, e.b.dur.maxRecord)
+}
+
+// drop forgets a record that is not committed.
+func (enc *encoder) drop() {
+	if cap(enc.b) > 1<<20 {
+		enc.b = nil
+	} else {
+		enc.b = enc.b[:0]
+	}
+}
+
+// setMaxRecord sets the largest record the journal takes; 0 or less: no
+// limit.
+func (d *durability) setMaxRecord(n int) {
+	if n <= 0 {
+		n = math.MaxInt
+	}
+	d.maxRecord = n
+}
+
 // appendRec appends rec to the journal and wakes the snapshotter when the
-// log has grown enough.
+// log has grown enough. A record over the journal's limit, which the call
+// that made it should have refused, fails the broker instead: the call and
+// every later one get ErrStoreFailed, no snapshot is taken, and the next
+// Open finds the state before it.
 func (b *Broker) appendRec(rec []byte) {
+	if len(rec) > b.dur.maxRecord {
+		b.storeFailed(fmt.Errorf("a %v record of %d bytes is over the log's limit of %d bytes", recKind(rec[0]), len(rec), b.dur.maxRecord))
+		return
+	}
 	b.dur.j.Append(rec)
 	if b.dur.kick != nil && b.dur.since.Add(int64(len(rec))) >= b.dur.compactAt.Load() {
 		select {
@@ -208,6 +283,8 @@ func (b *Broker) durable(err *error) {
 	}
 	if werr := b.dur.j.Wait(b.dur.j.Last()); werr != nil {
 		*err = b.storeFailed(werr)
+	} else if ferr := b.errFailed(); ferr != nil {
+		*err = ferr // a record appendRec refused
 	}
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -322,6 +323,9 @@ func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) (_ []store
 		for _, m := range found {
 			enc.key(m.Key())
 		}
+		if err := e.recordTooLarge(enc, errs.ErrInvalidArgument, strconv.Itoa(len(found))+" sequence numbers"); err != nil {
+			return nil, err
+		}
 		e.commit(enc)
 	}
 	snaps := make([]store.Snapshot, len(found))
@@ -392,6 +396,13 @@ func (r *Receiver) Delete(ctx context.Context, max int, before int64) (_ int, er
 	}
 	e := r.e
 	defer e.mu.Unlock()
+	enc := e.rec(recRemove)
+	if enc != nil {
+		enc.u8(uint8(r.q))
+		enc.str(r.SessionID())
+		enc.svar(now)
+		max = min(max, e.b.keyRoom(len(enc.b))) // no more than the record can name
+	}
 	var doomed []*store.Message
 	each := func(m *store.Message) bool {
 		if st := m.State(); st != store.Scheduled && m.Enqueued <= before {
@@ -404,10 +415,7 @@ func (r *Receiver) Delete(ctx context.Context, max int, before int64) (_ int, er
 	} else {
 		e.st.Ascend(r.q, store.Key{}, false, each)
 	}
-	if enc := e.rec(recRemove); enc != nil {
-		enc.u8(uint8(r.q))
-		enc.str(r.SessionID())
-		enc.svar(now)
+	if enc != nil {
 		enc.uvar(uint64(len(doomed)))
 		for _, m := range doomed {
 			enc.key(m.Key())

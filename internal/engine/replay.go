@@ -45,6 +45,9 @@ type Recovery struct {
 	Replay func(fn func(lsn uint64, rec []byte) error) error
 	// CompactAfter is the least the log grows between two snapshots.
 	CompactAfter int64
+	// MaxRecord is the largest record Journal takes; 0: no limit. A call
+	// whose record would be larger is refused (journal.go).
+	MaxRecord int
 }
 
 // Recover rebuilds the broker, new and unused, from r, then makes it
@@ -72,6 +75,7 @@ func (b *Broker) Recover(r Recovery) error {
 	b.replay = nil
 	b.events.on = on
 	b.dur.j = r.Journal
+	b.dur.setMaxRecord(r.MaxRecord)
 	b.dur.kick = make(chan struct{}, 1)
 	b.dur.compactAfter = r.CompactAfter
 	b.dur.lastSize = int64(len(r.Snapshot))

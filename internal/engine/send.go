@@ -37,13 +37,9 @@ func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs
 	if err := e.checkSendLocked(recs); err != nil {
 		return nil, err
 	}
-	enc := e.rec(recSend)
-	if enc != nil { // before sendLocked changes them
-		enc.svar(now)
-		enc.uvar(uint64(len(recs)))
-		for _, m := range recs {
-			enc.message(m)
-		}
+	enc, err := e.sendRecLocked(recs, now)
+	if err != nil {
+		return nil, err
 	}
 	var out []int64
 	if seqs {
@@ -53,6 +49,43 @@ func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs
 		return nil, err
 	}
 	return out, nil
+}
+
+// sendRecLocked returns the record of a send of recs at now (nil when the
+// broker keeps no journal), built before sendLocked changes them, or
+// ErrMessageTooLarge when it would pass the journal's limit: then nothing
+// changed (SEMANTICS V3). Bodies are kept in the record as they are, so
+// their sum is a bound that refuses a batch far over the limit before
+// any of it is encoded.
+func (e *Entity) sendRecLocked(recs []*store.Message, now int64) (*encoder, error) {
+	enc := e.rec(recSend)
+	if enc == nil {
+		return nil, nil
+	}
+	what := func() string {
+		if len(recs) == 1 {
+			return "the message"
+		}
+		return "the batch of " + strconv.Itoa(len(recs)) + " messages"
+	}
+	var bodies int64
+	for _, m := range recs {
+		bodies += int64(len(m.Body))
+	}
+	if bodies > int64(e.b.dur.maxRecord) {
+		enc.drop()
+		return nil, e.errRecord(errs.ErrMessageTooLarge, what()+" (their bodies alone)", bodies, true)
+	}
+	enc.svar(now)
+	enc.uvar(uint64(len(recs)))
+	for i, m := range recs {
+		enc.message(m)
+		if n := len(enc.b); n > e.b.dur.maxRecord {
+			enc.drop()
+			return nil, e.errRecord(errs.ErrMessageTooLarge, what(), int64(n), i < len(recs)-1)
+		}
+	}
+	return enc, nil
 }
 
 // sendLocked accepts recs, sent at now, all or none: duplicates dropped
@@ -190,6 +223,9 @@ func (e *Entity) Cancel(ctx context.Context, seqs []int64) (err error) {
 		enc.uvar(uint64(len(seqs)))
 		for _, seq := range seqs {
 			enc.svar(seq)
+		}
+		if err := e.recordTooLarge(enc, errs.ErrInvalidArgument, strconv.Itoa(len(seqs))+" sequence numbers"); err != nil {
+			return err
 		}
 		e.commit(enc)
 	}

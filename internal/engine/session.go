@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"strconv"
 
 	"github.com/google/btree"
 	"github.com/minibus-go/minibus/internal/errs"
@@ -314,6 +315,9 @@ func (r *Receiver) SetSessionState(ctx context.Context, state []byte) (err error
 		enc.str(r.sess.id)
 		enc.bytes(state)
 		enc.svar(now)
+		if err := e.recordTooLarge(enc, errs.ErrMessageTooLarge, "a session state of "+strconv.Itoa(len(state))+" bytes"); err != nil {
+			return err
+		}
 		e.commit(enc)
 	}
 	e.setStateLocked(r.sess, state, now)

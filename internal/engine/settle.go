@@ -63,22 +63,31 @@ func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64,
 	if s.Op == Renew {
 		return e.renewLocked(m, now), nil // a renewal is not activity (SEMANTICS A2)
 	}
-	k := m.Key()
 	retry := after(now, int64(s.RetryAfter))
-	if err := e.settleLocked(m, s.Op, s.Props, s.Reason, s.Description, now, retry); err != nil {
-		return 0, err
-	}
-	if enc := e.rec(recSettle); enc != nil {
+	// The record is the call's own data: built, and checked against the
+	// journal's limit, before anything changes (V3). settleLocked appends
+	// no record of its own.
+	enc := e.rec(recSettle)
+	if enc != nil {
 		enc.u8(uint8(r.q))
-		enc.key(k)
+		enc.key(m.Key())
 		enc.u8(uint8(s.Op))
 		enc.svar(now)
 		enc.svar(retry)
 		enc.props(s.Props)
 		enc.str(s.Reason)
 		enc.str(s.Description)
-		e.commit(enc)
+		if err := e.recordTooLarge(enc, errs.ErrMessageTooLarge, "the settlement's PropertiesToModify, reason and description"); err != nil {
+			return 0, err
+		}
 	}
+	if err := e.settleLocked(m, s.Op, s.Props, s.Reason, s.Description, now, retry); err != nil {
+		if enc != nil {
+			enc.drop()
+		}
+		return 0, err
+	}
+	e.commit(enc)
 	return 0, nil
 }
 

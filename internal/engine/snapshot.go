@@ -129,6 +129,9 @@ func (b *Broker) Snapshot() error {
 
 // snapshotLocked is Snapshot with snapMu held.
 func (b *Broker) snapshotLocked() error {
+	if err := b.errFailed(); err != nil {
+		return err // the state may hold a change the log does not (appendRec)
+	}
 	j := b.dur.j
 	grown := b.dur.since.Load()
 	// The snapshot is of record l0 and has a unit for every queue or

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/minibus-go/minibus/internal/errs"
@@ -151,6 +152,19 @@ func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (_ *En
 	if i, found := t.findSubLocked(name); found {
 		return nil, errs.Errorf(errs.ErrAlreadyExists, t.subs[i].describe(), "")
 	}
+	if t.b.dur.j != nil {
+		// The rules are the part of the record that grows with the
+		// caller's data: with a kilobyte for the rest (names and a
+		// configuration, under their limits), within the journal's (V3).
+		var enc encoder
+		for _, r := range rules {
+			enc.rule(r.Spec)
+		}
+		if n := len(enc.b) + 1024; n > t.b.dur.maxRecord {
+			return nil, errs.Errorf(errs.ErrInvalidArgument, t.describeSub(name), "its %d rules would make a log record of about %d bytes, more than the %d bytes a durable namespace stores for one call (the log's record limit)",
+				len(rules), n, t.b.dur.maxRecord)
+		}
+	}
 	s := t.createSubLocked(name, c, rules, now)
 	if enc := s.rec(recCreate); enc != nil {
 		enc.u8(uint8(KindSubscription))
@@ -244,12 +258,16 @@ func (s *Entity) CreateRule(r *Rule) (err error) {
 	if i, found := findRule(s.rules, r.Spec.Name); found {
 		return errs.Errorf(errs.ErrAlreadyExists, s.describe(), "rule %q", s.rules[i].Spec.Name)
 	}
-	s.addRuleLocked(r, now)
-	if enc := s.rec(recRuleAdd); enc != nil {
+	enc := s.rec(recRuleAdd)
+	if enc != nil {
 		enc.rule(r.Spec)
 		enc.svar(now)
-		s.commit(enc)
+		if err := s.recordTooLarge(enc, errs.ErrInvalidArgument, "rule "+strconv.Quote(r.Spec.Name)); err != nil {
+			return err
+		}
 	}
+	s.addRuleLocked(r, now)
+	s.commit(enc)
 	return nil
 }
 

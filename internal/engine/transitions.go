@@ -213,6 +213,7 @@ func (e *Entity) takeLocked(r *Receiver, max int, now int64, snaps []store.Snaps
 		enc.str(r.SessionID())
 		enc.svar(now)
 		enc.svar(until)
+		n = min(n, e.b.keyRoom(len(enc.b))) // no more than the record can name
 		enc.uvar(uint64(n))
 	}
 	renew := r.renewUntil(now)

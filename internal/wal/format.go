@@ -25,6 +25,9 @@ var (
 	// ErrClosed is returned by Wait for a record that was not made durable
 	// before the log was closed, and by Snapshot on a closed log.
 	ErrClosed = errors.New("wal: log closed")
+	// ErrRecordTooLarge is the cause of the failure of a [Log] given a
+	// record longer than its [Log.MaxRecordSize].
+	ErrRecordTooLarge = errors.New("wal: record too large")
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -33,7 +36,8 @@ const (
 	frameHeaderSize = 8 // uint32 length, uint32 CRC-32C
 	align           = 8
 
-	// MaxRecordSize is the largest record Append takes.
+	// MaxRecordSize is the largest record a Log takes (Options.MaxRecordSize
+	// may lower it): 1 GiB.
 	MaxRecordSize = 1 << 30
 
 	segMagic      = "MBUSWAL\x00"

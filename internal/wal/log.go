@@ -52,6 +52,10 @@ type Options struct {
 	// SegmentSize is the size a segment file is preallocated to; 0 means
 	// 64 MiB. It is rounded up to a multiple of 8 and must be at least 256.
 	SegmentSize int64
+	// MaxRecordSize is the largest record Append takes; 0 means
+	// [MaxRecordSize], which is also the most it may be. Tests lower it to
+	// reach the limit with small records.
+	MaxRecordSize int
 }
 
 // Default option values.
@@ -75,6 +79,9 @@ func (o Options) withDefaults() (Options, error) {
 		o.SegmentSize = DefaultSegmentSize
 	}
 	o.SegmentSize = padded(o.SegmentSize)
+	if o.MaxRecordSize == 0 {
+		o.MaxRecordSize = MaxRecordSize
+	}
 	switch {
 	case o.Sync < SyncAlways || o.Sync > SyncNone:
 		return o, fmt.Errorf("wal: unknown sync mode %d", int(o.Sync))
@@ -82,6 +89,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("wal: negative interval %v", o.Interval)
 	case o.SegmentSize < minSegmentSize:
 		return o, fmt.Errorf("wal: segment size %d is below %d", o.SegmentSize, minSegmentSize)
+	case o.MaxRecordSize < 0 || o.MaxRecordSize > MaxRecordSize:
+		return o, fmt.Errorf("wal: record limit %d is outside 1..%d", o.MaxRecordSize, MaxRecordSize)
 	}
 	return o, nil
 }
@@ -207,15 +216,18 @@ func newLog(dir string, o Options, last uint64, seg segment, segs []segHeader, s
 // waits for I/O: the flusher writes it; [Log.Wait] tells when it is
 // durable. Records wait in memory until the flusher takes them: only the
 // callers' Waits bound that backlog. Records of a failed or closed Log are
-// dropped (Wait reports why). Append panics if rec is longer than
-// [MaxRecordSize].
+// dropped (Wait reports why).
+//
+// A record longer than [Log.MaxRecordSize] makes the log failed, as a
+// failed write does (a record's LSN is its position: the log cannot go on
+// without it); the caller checks the size first ([ErrRecordTooLarge]).
 func (l *Log) Append(rec []byte) uint64 {
-	if len(rec) > MaxRecordSize {
-		panic(fmt.Sprintf("wal: record of %d bytes is over MaxRecordSize", len(rec)))
-	}
 	l.mu.Lock()
 	l.last++
 	lsn := l.last
+	if len(rec) > l.o.MaxRecordSize {
+		l.fail(fmt.Errorf("%w: record %d is %d bytes, over the limit of %d", ErrRecordTooLarge, lsn, len(rec), l.o.MaxRecordSize))
+	}
 	if l.err == nil && !l.closing {
 		l.buf = appendFrame(l.buf, rec)
 		l.ends = append(l.ends, len(l.buf))
@@ -239,6 +251,9 @@ func (l *Log) Append(rec []byte) uint64 {
 // per call. Records nobody waits for (the broker's timer work) reach the
 // disk with the next Wait, Snapshot or Close, or once kickAt bytes wait.
 const kickAt = 256 << 10
+
+// MaxRecordSize returns the largest record Append takes.
+func (l *Log) MaxRecordSize() int { return l.o.MaxRecordSize }
 
 // Last returns the last LSN Append handed out (the last recovered record
 // before the first Append).

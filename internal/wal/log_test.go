@@ -128,6 +128,28 @@ func TestEmptyRecord(t *testing.T) {
 	require.Empty(t, got[0].rec)
 }
 
+// A record over the limit does not panic: it fails the log, as a failed
+// write does, and nothing after the records before it reaches the disk.
+func TestRecordOverTheLimitFailsTheLog(t *testing.T) {
+	fsys := NewMemFS()
+	o := memOptions(fsys, SyncAlways)
+	o.MaxRecordSize = 300
+	l, _ := openT(t, testDir, o)
+	require.Equal(t, 300, l.MaxRecordSize())
+	appendN(t, l, 1, 3)
+	require.NoError(t, l.Wait(l.Append(make([]byte, 300))), "a record of the limit's size")
+	lsn := l.Append(make([]byte, 301))
+	require.EqualValues(t, 4, lsn)
+	err := l.Wait(lsn)
+	require.ErrorIs(t, err, ErrFailed)
+	require.ErrorIs(t, err, ErrRecordTooLarge)
+	require.ErrorContains(t, err, "limit of 300")
+	require.ErrorIs(t, l.Wait(l.Append(record(5))), ErrFailed)
+	require.ErrorIs(t, l.Close(), ErrRecordTooLarge)
+	_, rec := openT(t, testDir, memOptions(fsys, SyncAlways))
+	require.EqualValues(t, 3, rec.LastLSN)
+}
+
 func TestWaitErrors(t *testing.T) {
 	fsys := NewMemFS()
 	l, _ := openT(t, testDir, memOptions(fsys, SyncAlways))
@@ -175,6 +197,8 @@ func TestOptionsValidation(t *testing.T) {
 		{FS: fsys, Sync: SyncMode(9)},
 		{FS: fsys, SegmentSize: 100},
 		{FS: fsys, Interval: -time.Second},
+		{FS: fsys, MaxRecordSize: -1},
+		{FS: fsys, MaxRecordSize: MaxRecordSize + 1},
 	} {
 		_, _, err := Open(testDir, o)
 		require.Error(t, err)
