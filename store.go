@@ -85,8 +85,11 @@ const defaultCompactAfter = wal.DefaultSegmentSize
 // became due while the process was down happens at once, as after a jump
 // of the clock. Only one namespace may hold dir at a time: a second Open of
 // the same dir is ErrInvalidArgument, and so is a dir that cannot be a
-// namespace's (a file, no permission). A damaged directory is ErrCorrupt,
-// and nothing in it is changed.
+// namespace's (a file, no permission). A damaged directory (a missing log
+// segment, wherever it is; a damaged record that was fsynced, or that
+// records after it follow) is ErrCorrupt, and nothing in it is changed; a
+// torn last record, what a crash leaves, is cut off, and a damaged record
+// that the last snapshot holds is skipped, each with a warning in the log.
 //
 // A call returns once its change is as durable as the [SyncMode] promises
 // (SyncAlways by default), and a message becomes receivable, or visible to
@@ -128,6 +131,9 @@ func Open(dir string, opts ...Option) (*Namespace, error) {
 	}
 	if rec.Repaired {
 		o.logger.Warn("minibus: repaired the torn last record of the log", "dir", dir)
+	}
+	if rec.Skipped > 0 {
+		o.logger.Warn("minibus: skipped damaged records of the log that the snapshot holds", "dir", dir, "records", rec.Skipped)
 	}
 	b := engine.New(engine.Options{Clock: o.clock, Logger: o.logger, Observer: o.observer(), Faults: o.faults()})
 	compact := s.compact

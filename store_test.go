@@ -320,26 +320,29 @@ func TestOpenDamagedLogIsCorruptAndUntouched(t *testing.T) {
 	require.NoError(t, err)
 	q, err := ns.CreateQueue("q", nil)
 	require.NoError(t, err)
+	// A large state, which Close snapshots; then a few records, which the
+	// next Close leaves in the log alone: less than the snapshot would.
+	require.NoError(t, q.SendMessage(context.Background(), &minibus.Message{Body: make([]byte, 200<<10)}, nil))
+	require.NoError(t, ns.Close())
+	ns, err = minibus.Open(dir)
+	require.NoError(t, err)
+	q, err = ns.Queue("q")
+	require.NoError(t, err)
 	for range 10 {
 		require.NoError(t, q.SendMessage(context.Background(), &minibus.Message{Body: []byte("payload")}, nil))
 	}
-	// Close without a snapshot: the log holds every record.
 	require.NoError(t, ns.Close())
-	names, err := filepath.Glob(filepath.Join(dir, "*"))
+	snaps, err := filepath.Glob(filepath.Join(dir, "snap-*.snap"))
 	require.NoError(t, err)
-	var seg string
-	for _, n := range names {
-		if filepath.Ext(n) == ".wal" {
-			seg = n
-		}
-	}
-	if seg == "" {
-		t.Skip("the close took a snapshot: nothing to damage in a segment")
-	}
+	require.Len(t, snaps, 1, "the second Close took no snapshot")
+	segs, err := filepath.Glob(filepath.Join(dir, "*.wal"))
+	require.NoError(t, err)
+	seg := segs[len(segs)-1]
 	data, err := os.ReadFile(seg)
 	require.NoError(t, err)
-	i := 40 + 20 // inside an early record
-	data[i] ^= 0xff
+	offs := recordOffsets(t, data)
+	require.Greater(t, len(offs), 10)
+	data[offs[len(offs)-5]+8+2] ^= 0xff // inside a send the snapshot does not hold
 	require.NoError(t, os.WriteFile(seg, data, 0o600))
 	before := readAll(t, dir)
 	_, err = minibus.Open(dir)

@@ -63,7 +63,7 @@
 // It starts with a 40-byte header:
 //
 //	[8]  magic "MBUSWAL\x00"
-//	[4]  format version (1)
+//	[4]  format version (2; 1 was written before the manifest, and is read)
 //	[4]  reserved, zero
 //	[8]  segment index
 //	[8]  LSN of its first record
@@ -85,34 +85,77 @@
 // (in every mode), so a segment that exists follows a complete one.
 //
 // A snapshot is named snap-<LSN>.snap (16 hex digits) and holds the state
-// up to and including that LSN, after a 40-byte header:
+// up to and including that LSN, after a 48-byte header:
 //
 //	[8]  magic "MBUSSNAP"
-//	[4]  format version (1)
+//	[4]  format version (2)
 //	[4]  CRC of the body
 //	[8]  LSN
 //	[8]  body length
-//	[4]  CRC of the 32 bytes above
+//	[8]  reach: the last record fsynced when the snapshot was written
+//	[4]  CRC of the 40 bytes above
 //	[4]  zero
 //
-// It is written to snap-<LSN>.snap.tmp, fsynced, renamed and the
-// directory fsynced; only then are the segments wholly at or below its LSN
-// and the older snapshots removed. After a Snapshot the directory holds
-// the newest snapshot and the segments after it, the last one being the
-// preallocated segment in use.
+// (version 1, still read, had no reach and a 40-byte header). It is
+// written to snap-<LSN>.snap.tmp, fsynced, renamed and the directory
+// fsynced; only then are the segments wholly at or below its LSN and the
+// older snapshots removed. After a Snapshot the directory holds the newest
+// snapshot and the segments after it, the last one being the preallocated
+// segment in use.
+//
+// MANIFEST says what the directory must hold, in 48 bytes:
+//
+//	[8]  magic "MBUSMANI"
+//	[4]  format version (1)
+//	[4]  reserved, zero
+//	[8]  index of the newest segment
+//	[8]  its first LSN
+//	[8]  reach: the last record known fsynced
+//	[4]  CRC of the 40 bytes above
+//	[4]  zero
+//
+// It is replaced (a temporary file, fsynced, renamed, the directory
+// fsynced) by Open, once a new segment is in place, and by Close with the
+// last record it fsynced (not with SyncNone). A crash between a new
+// segment and its manifest leaves the manifest one segment behind, which
+// Open accepts.
 //
 // # Recovery
 //
-// Open loads the newest valid snapshot (an invalid one falls back to the
-// one before), then checks every segment after it: each header, that the
-// indexes follow one another and that each segment starts at the LSN after
-// the last record of the one before. Every segment but the last must end
-// cleanly: its records, then only zeros. The last may end in one torn
-// record: a frame whose CRC does not match, which claims no more than the
-// file holds, followed only by zeros, and inside which no valid frame
-// starts. Open zeroes it, fsyncs, and reports Repaired. Any other damage
-// is [ErrCorrupt], and then Open changes nothing on disk. Temporary files,
-// stale snapshots and segments wholly in the snapshot are removed.
+// Open reads the manifest, loads the newest valid snapshot (an invalid one
+// falls back to the one before), then checks every segment after it: each
+// header, that the indexes follow one another, that each segment starts at
+// the LSN after the last record of the one before, and that the last is
+// the newest the manifest names, or a later one. A directory with a
+// snapshot or a manifest and no segment is damaged; so is one without a
+// manifest whose segments were written with one (version 2), unless the
+// only such segment is the last and empty (a first Open cut short). Every
+// segment but the last must end cleanly: its records, then only zeros. The
+// last may end in one torn record: a frame whose CRC does not match, which
+// claims no more than the file holds, followed only by zeros, inside which
+// no valid frame starts, and which is past the reach of the manifest and
+// of the snapshot (a record fsynced is not torn by a crash). Open zeroes
+// it, fsyncs, and reports Repaired. The log must reach both reaches.
+//
+// Records the snapshot covers need not be valid: a damaged one whose frame
+// is followed by a valid frame or zeros is skipped; a last segment that
+// ends, damaged or cut short, among them, with no valid frame after, is
+// left for a new segment that starts after the snapshot. Open reports
+// them in Skipped. Any other damage is [ErrCorrupt], and then Open
+// changes nothing on disk. Temporary files, stale snapshots and segments
+// wholly in the snapshot are removed.
+//
+// What Open can tell from a damaged directory: a missing segment, first,
+// middle, last or only, is ErrCorrupt, as is a damaged record followed by
+// valid ones and a damaged last record that was fsynced (after a clean
+// Close with SyncAlways or SyncBatched every record was): there a flipped
+// byte is told apart from a torn write. A damaged record that the snapshot
+// already holds is skipped. What it cannot tell: after a crash, a bad CRC
+// in the last record written since the manifest or a snapshot last
+// recorded the fsynced end looks exactly like a write cut short, so Open
+// cuts it off, even if it was acknowledged and only a byte flipped; and a
+// directory written before the manifest (format version 1) has its
+// missing last segment go unnoticed until an Open has written one.
 //
 // The model of a crash behind these rules, which [MemFS] simulates, is
 // that of an fsync barrier: what was fsynced stays, and of what was

@@ -157,7 +157,7 @@ func TestDiskFull(t *testing.T) {
 // Failures while Open repairs or cleans up are returned; nothing is lost.
 func TestOpenFailures(t *testing.T) {
 	build := func() *MemFS {
-		fsys := buildLog(t, 20)
+		fsys := buildCrashedLog(t, 20)
 		segs := segments(t, fsys, testDir)
 		last := segs[len(segs)-1]
 		offs := frameOffsets(t, fsys, last)

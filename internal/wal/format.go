@@ -42,14 +42,20 @@ const (
 
 	segMagic      = "MBUSWAL\x00"
 	snapMagic     = "MBUSSNAP"
-	formatVersion = 1
+	manMagic      = "MBUSMANI"
+	segVersion    = 2  // 1: written before the manifest; read still
+	snapVersion   = 2  // 1: no reach; read still
+	manVersion    = 1  //
 	segHeaderSize = 40 // magic, version, reserved, index, first LSN, CRC, pad
-	snapHeaderLen = 40 // magic, version, body CRC, LSN, body length, CRC, pad
+	snapHeaderV1  = 40 // magic, version, body CRC, LSN, body length, CRC, pad
+	snapHeaderLen = 48 // magic, version, body CRC, LSN, body length, reach, CRC, pad
+	manSize       = 48 // magic, version, reserved, index, first LSN, reach, CRC, pad
 
-	segSuffix  = ".wal"
-	snapPrefix = "snap-"
-	snapSuffix = ".snap"
-	tmpSuffix  = ".tmp"
+	segSuffix    = ".wal"
+	snapPrefix   = "snap-"
+	snapSuffix   = ".snap"
+	tmpSuffix    = ".tmp"
+	manifestName = "MANIFEST"
 )
 
 // padded is n rounded up to a multiple of align.
@@ -137,61 +143,132 @@ type segHeader struct {
 func (h segHeader) encode() []byte {
 	b := make([]byte, segHeaderSize)
 	copy(b, segMagic)
-	binary.LittleEndian.PutUint32(b[8:12], formatVersion)
+	binary.LittleEndian.PutUint32(b[8:12], segVersion)
 	binary.LittleEndian.PutUint64(b[16:24], h.index)
 	binary.LittleEndian.PutUint64(b[24:32], h.first)
 	binary.LittleEndian.PutUint32(b[32:36], crc32.Checksum(b[:32], castagnoli))
 	return b
 }
 
-func decodeSegHeader(b []byte) (segHeader, error) {
+// decodeSegHeader reads a segment's header, of either format version.
+func decodeSegHeader(b []byte) (h segHeader, version uint32, err error) {
 	if len(b) < segHeaderSize {
-		return segHeader{}, fmt.Errorf("%w: segment shorter than its header", ErrCorrupt)
+		return h, 0, fmt.Errorf("%w: segment shorter than its header", ErrCorrupt)
 	}
 	if string(b[:8]) != segMagic {
-		return segHeader{}, fmt.Errorf("%w: bad segment magic", ErrCorrupt)
+		return h, 0, fmt.Errorf("%w: bad segment magic", ErrCorrupt)
 	}
 	if crc32.Checksum(b[:32], castagnoli) != binary.LittleEndian.Uint32(b[32:36]) {
-		return segHeader{}, fmt.Errorf("%w: segment header CRC mismatch", ErrCorrupt)
+		return h, 0, fmt.Errorf("%w: segment header CRC mismatch", ErrCorrupt)
 	}
-	if v := binary.LittleEndian.Uint32(b[8:12]); v != formatVersion {
-		return segHeader{}, fmt.Errorf("%w: segment format version %d, want %d", ErrCorrupt, v, formatVersion)
+	version = binary.LittleEndian.Uint32(b[8:12])
+	if version < 1 || version > segVersion {
+		return h, 0, fmt.Errorf("%w: segment format version %d, want 1 to %d", ErrCorrupt, version, segVersion)
 	}
-	return segHeader{index: binary.LittleEndian.Uint64(b[16:24]), first: binary.LittleEndian.Uint64(b[24:32])}, nil
+	return segHeader{index: binary.LittleEndian.Uint64(b[16:24]), first: binary.LittleEndian.Uint64(b[24:32])}, version, nil
 }
 
 // snapHeader is the start of a snapshot file.
 type snapHeader struct {
-	lsn  uint64
-	size uint64 // bytes of the body
-	crc  uint32 // CRC-32C of the body
+	version uint32
+	lsn     uint64
+	size    uint64 // bytes of the body
+	crc     uint32 // CRC-32C of the body
+	// reach is the last record fsynced when the snapshot was put in
+	// place (version 2; lsn for version 1): the log holds every record up
+	// to it, those the snapshot covers aside.
+	reach uint64
 }
 
+// len is the size of the header, which the body follows.
+func (h snapHeader) len() int64 {
+	if h.version == 1 {
+		return snapHeaderV1
+	}
+	return snapHeaderLen
+}
+
+// encode encodes h in the current version.
 func (h snapHeader) encode() []byte {
 	b := make([]byte, snapHeaderLen)
 	copy(b, snapMagic)
-	binary.LittleEndian.PutUint32(b[8:12], formatVersion)
+	binary.LittleEndian.PutUint32(b[8:12], snapVersion)
 	binary.LittleEndian.PutUint32(b[12:16], h.crc)
 	binary.LittleEndian.PutUint64(b[16:24], h.lsn)
 	binary.LittleEndian.PutUint64(b[24:32], h.size)
-	binary.LittleEndian.PutUint32(b[32:36], crc32.Checksum(b[:32], castagnoli))
+	binary.LittleEndian.PutUint64(b[32:40], h.reach)
+	binary.LittleEndian.PutUint32(b[40:44], crc32.Checksum(b[:40], castagnoli))
 	return b
 }
 
+// decodeSnapHeader reads a snapshot's header, of either format version,
+// from b, the first snapHeaderLen bytes of the file or all of a shorter
+// one.
 func decodeSnapHeader(b []byte) (snapHeader, error) {
-	if len(b) < snapHeaderLen || string(b[:8]) != snapMagic {
+	if len(b) < snapHeaderV1 || string(b[:8]) != snapMagic {
 		return snapHeader{}, errors.New("bad snapshot magic")
 	}
-	if crc32.Checksum(b[:32], castagnoli) != binary.LittleEndian.Uint32(b[32:36]) {
+	h := snapHeader{
+		version: binary.LittleEndian.Uint32(b[8:12]),
+		crc:     binary.LittleEndian.Uint32(b[12:16]),
+		lsn:     binary.LittleEndian.Uint64(b[16:24]),
+		size:    binary.LittleEndian.Uint64(b[24:32]),
+	}
+	crcAt := 32
+	switch {
+	case h.version == 1:
+		h.reach = h.lsn
+	case h.version == 2 && len(b) >= snapHeaderLen:
+		h.reach = binary.LittleEndian.Uint64(b[32:40])
+		crcAt = 40
+	case h.version == 2:
+		return snapHeader{}, errors.New("snapshot shorter than its header")
+	default:
+		return snapHeader{}, fmt.Errorf("snapshot format version %d, want 1 or %d", h.version, snapVersion)
+	}
+	if crc32.Checksum(b[:crcAt], castagnoli) != binary.LittleEndian.Uint32(b[crcAt:crcAt+4]) {
 		return snapHeader{}, errors.New("snapshot header CRC mismatch")
 	}
-	if v := binary.LittleEndian.Uint32(b[8:12]); v != formatVersion {
-		return snapHeader{}, fmt.Errorf("snapshot format version %d, want %d", v, formatVersion)
+	if h.reach < h.lsn {
+		return snapHeader{}, errors.New("snapshot header reach before its LSN")
 	}
-	return snapHeader{
-		crc:  binary.LittleEndian.Uint32(b[12:16]),
-		lsn:  binary.LittleEndian.Uint64(b[16:24]),
-		size: binary.LittleEndian.Uint64(b[24:32]),
+	return h, nil
+}
+
+// manifest is the content of the MANIFEST file: what the directory must
+// hold besides what the snapshot does. The newest segment (the one being
+// written) must exist, and the log must reach record reach, which was
+// fsynced: a segment missing at the end, or records cut from it, is
+// corruption and not a crash.
+type manifest struct {
+	index, first uint64 // the newest segment
+	reach        uint64
+}
+
+func (m manifest) encode() []byte {
+	b := make([]byte, manSize)
+	copy(b, manMagic)
+	binary.LittleEndian.PutUint32(b[8:12], manVersion)
+	binary.LittleEndian.PutUint64(b[16:24], m.index)
+	binary.LittleEndian.PutUint64(b[24:32], m.first)
+	binary.LittleEndian.PutUint64(b[32:40], m.reach)
+	binary.LittleEndian.PutUint32(b[40:44], crc32.Checksum(b[:40], castagnoli))
+	return b
+}
+
+func decodeManifest(b []byte) (manifest, error) {
+	switch {
+	case len(b) != manSize || string(b[:8]) != manMagic:
+		return manifest{}, fmt.Errorf("%w: bad manifest", ErrCorrupt)
+	case crc32.Checksum(b[:40], castagnoli) != binary.LittleEndian.Uint32(b[40:44]):
+		return manifest{}, fmt.Errorf("%w: manifest CRC mismatch", ErrCorrupt)
+	case binary.LittleEndian.Uint32(b[8:12]) != manVersion:
+		return manifest{}, fmt.Errorf("%w: manifest format version %d, want %d", ErrCorrupt, binary.LittleEndian.Uint32(b[8:12]), manVersion)
+	}
+	return manifest{
+		index: binary.LittleEndian.Uint64(b[16:24]),
+		first: binary.LittleEndian.Uint64(b[24:32]),
+		reach: binary.LittleEndian.Uint64(b[32:40]),
 	}, nil
 }
 

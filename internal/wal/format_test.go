@@ -2,6 +2,7 @@ package wal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/crc32"
 	"testing"
 
@@ -55,23 +56,76 @@ func TestDecodeFrameStatuses(t *testing.T) {
 
 func TestHeaders(t *testing.T) {
 	h := segHeader{index: 7, first: 12345}
-	got, err := decodeSegHeader(h.encode())
+	got, version, err := decodeSegHeader(h.encode())
 	require.NoError(t, err)
 	require.Equal(t, h, got)
+	require.EqualValues(t, 2, version)
 	for i := range 36 {
 		b := h.encode()
 		b[i] ^= 1
-		_, err := decodeSegHeader(b)
+		_, _, err := decodeSegHeader(b)
 		require.ErrorIs(t, err, ErrCorrupt, "flip at %d", i)
 	}
-	s := snapHeader{lsn: 99, size: 1000, crc: 0xdeadbeef}
+	// Version 1, written before manifests, is the same but for its number.
+	v1 := h.encode()
+	binary.LittleEndian.PutUint32(v1[8:12], 1)
+	binary.LittleEndian.PutUint32(v1[32:36], crc32Checksum(v1[:32]))
+	got, version, err = decodeSegHeader(v1)
+	require.NoError(t, err)
+	require.Equal(t, h, got)
+	require.EqualValues(t, 1, version)
+	v3 := h.encode()
+	binary.LittleEndian.PutUint32(v3[8:12], 3)
+	binary.LittleEndian.PutUint32(v3[32:36], crc32Checksum(v3[:32]))
+	_, _, err = decodeSegHeader(v3)
+	require.ErrorIs(t, err, ErrCorrupt)
+
+	s := snapHeader{version: 2, lsn: 99, size: 1000, crc: 0xdeadbeef, reach: 120}
 	gs, err := decodeSnapHeader(s.encode())
 	require.NoError(t, err)
 	require.Equal(t, s, gs)
-	b := s.encode()
-	b[20] ^= 1
-	_, err = decodeSnapHeader(b)
-	require.Error(t, err)
+	require.EqualValues(t, snapHeaderLen, gs.len())
+	for i := range 44 {
+		b := s.encode()
+		b[i] ^= 1
+		_, err = decodeSnapHeader(b)
+		require.Error(t, err, "flip at %d", i)
+	}
+	_, err = decodeSnapHeader(s.encode()[:snapHeaderV1])
+	require.Error(t, err, "a version 2 header cut short")
+	s.reach = 98
+	_, err = decodeSnapHeader(s.encode())
+	require.Error(t, err, "reach before the LSN")
+	// Version 1: 40 bytes, no reach (the LSN stands for it).
+	gs, err = decodeSnapHeader(snapHeaderV1Bytes(99, 1000, 0xdeadbeef))
+	require.NoError(t, err)
+	require.Equal(t, snapHeader{version: 1, lsn: 99, size: 1000, crc: 0xdeadbeef, reach: 99}, gs)
+	require.EqualValues(t, snapHeaderV1, gs.len())
+
+	m := manifest{index: 3, first: 77, reach: 80}
+	gm, err := decodeManifest(m.encode())
+	require.NoError(t, err)
+	require.Equal(t, m, gm)
+	for i := range 44 {
+		b := m.encode()
+		b[i] ^= 1
+		_, err = decodeManifest(b)
+		require.ErrorIs(t, err, ErrCorrupt, "flip at %d", i)
+	}
+	_, err = decodeManifest(m.encode()[:40])
+	require.ErrorIs(t, err, ErrCorrupt)
+}
+
+// snapHeaderV1Bytes is a snapshot header as format version 1 wrote it.
+func snapHeaderV1Bytes(lsn, size uint64, crc uint32) []byte {
+	b := make([]byte, snapHeaderV1)
+	copy(b, snapMagic)
+	binary.LittleEndian.PutUint32(b[8:12], 1)
+	binary.LittleEndian.PutUint32(b[12:16], crc)
+	binary.LittleEndian.PutUint64(b[16:24], lsn)
+	binary.LittleEndian.PutUint64(b[24:32], size)
+	binary.LittleEndian.PutUint32(b[32:36], crc32Checksum(b[:32]))
+	return b
 }
 
 func TestNames(t *testing.T) {

@@ -31,19 +31,38 @@ func decodeDamage(b []byte) []damageOp {
 }
 
 // fuzzLog builds a log of n records (up to 60) on a MemFS, with a snapshot
-// at snap if 0 < snap <= n.
-func fuzzLog(t *testing.T, n, snap int) *MemFS {
+// at snap if 0 < snap <= n, taken before the records after it are
+// appended. The log is closed cleanly or, when crash is set, the file
+// system crashes (every record was fsynced: a crash loses none). It
+// returns the file system and the record up to which the directory says
+// the log was fsynced (the manifest's reach, or the snapshot's): a record
+// up to there that is damaged is not a torn write.
+func fuzzLog(t *testing.T, n, snap int, crash bool) (*MemFS, int) {
 	fsys := NewMemFS()
 	o := memOptions(fsys, SyncAlways)
 	o.SegmentSize = 512
 	l, _, err := Open(testDir, o)
 	require.NoError(t, err)
-	appendN(t, l, 1, n+1)
 	if snap > 0 && snap <= n {
+		appendN(t, l, 1, snap+1)
 		require.NoError(t, l.Snapshot(uint64(snap), writeSnapshot(snap)))
+		appendN(t, l, snap+1, n+1)
+	} else {
+		appendN(t, l, 1, n+1)
 	}
-	require.NoError(t, l.Close())
-	return fsys
+	if crash {
+		fsys = fsys.Crash()
+		_ = l.Close()
+	} else {
+		require.NoError(t, l.Close())
+	}
+	m, err := decodeManifest(readFile(t, fsys, filepath.Join(testDir, manifestName)))
+	require.NoError(t, err)
+	reach := int(m.reach)
+	if snap <= n {
+		reach = max(reach, snap)
+	}
+	return fsys, reach
 }
 
 // applyDamage applies ops; it returns the records a torn tail leaves if
@@ -122,12 +141,15 @@ func recordsBefore(t *testing.T, fsys FS, segs []string, off int64) int {
 // ErrCorrupt or recover a prefix of the records (exactly the records
 // before the tear when the damage is only a torn tail), and then take
 // appends and reopen.
-func checkRecover(t *testing.T, fsys *MemFS, n, snap, want int) {
+func checkRecover(t *testing.T, fsys *MemFS, n, snap, reach, want int) {
 	if snap > n {
 		snap = 0 // fuzzLog took none
 	}
 	if want >= 0 && want < snap {
-		want = -1 // a tear into the snapshot's records is not a crash's: ErrCorrupt
+		want = snap // a tear into the snapshot's records loses nothing: Open starts after it
+	}
+	if want >= 0 && want < reach {
+		want = -1 // a tear into records fsynced is not a crash's: ErrCorrupt
 	}
 	o := memOptions(fsys, SyncAlways)
 	o.SegmentSize = 512
@@ -164,11 +186,13 @@ func FuzzRecover(f *testing.F) {
 	f.Add(uint8(45), uint8(20), []byte{4, 2, 0, 0, 0})
 	f.Add(uint8(45), uint8(20), []byte{3, 5, 60, 0, 0})
 	f.Add(uint8(20), uint8(5), []byte{2, 7, 41, 0, 9, 1, 0, 50, 0, 0})
+	f.Add(uint8(30), uint8(64+10), []byte{1, 0, 100, 0, 0})
+	f.Add(uint8(30), uint8(64+0), []byte{1, 0, 13, 0, 0})
 	f.Fuzz(func(t *testing.T, n, snap uint8, damage []byte) {
 		records := int(n%60) + 1
-		fsys := fuzzLog(t, records, int(snap%64))
+		fsys, reach := fuzzLog(t, records, int(snap%64), snap&64 != 0)
 		want := applyDamage(t, fsys, decodeDamage(damage))
-		checkRecover(t, fsys, records, int(snap%64), want)
+		checkRecover(t, fsys, records, int(snap%64), reach, want)
 	})
 }
 
@@ -186,9 +210,9 @@ func TestRandomDamage(t *testing.T) {
 			damage[i] = byte(r.Uint32())
 		}
 		records, snap := 1+r.IntN(60), r.IntN(64)
-		fsys := fuzzLog(t, records, snap)
+		fsys, reach := fuzzLog(t, records, snap, r.IntN(2) == 0)
 		want := applyDamage(t, fsys, decodeDamage(damage))
-		checkRecover(t, fsys, records, snap, want)
+		checkRecover(t, fsys, records, snap, reach, want)
 		if t.Failed() {
 			t.Fatalf("damage %v on %d records", damage, records)
 		}

@@ -139,6 +139,10 @@ type Log struct {
 	segMu sync.Mutex
 	segs  []segHeader // the segments on disk, oldest first
 
+	// man is the manifest on disk; roll, under writeMu, and Close, once
+	// the flusher has stopped, write it.
+	man manifest
+
 	snapMu  sync.Mutex // serializes Snapshot
 	snapLSN uint64
 
@@ -169,6 +173,11 @@ type Recovered struct {
 	Replay func(fn func(lsn uint64, rec []byte) error) error
 	// Repaired tells that a torn last record was cut off.
 	Repaired bool
+	// Skipped counts the damaged records that Open left behind because the
+	// snapshot holds what they held: skipped where the records after them
+	// could still be found, or, at the end of the log, a damaged or
+	// missing run of them (counted as one).
+	Skipped int
 }
 
 // Open opens the log in dir, creating dir if needed, and recovers it: it
@@ -344,6 +353,9 @@ func (l *Log) Close() error {
 		close(l.quit)
 		<-l.done
 		var errs []error
+		if err := l.noteReach(); err != nil {
+			errs = append(errs, err)
+		}
 		if l.seg.f != nil {
 			if err := l.seg.f.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("wal: close segment: %w", err))
@@ -362,6 +374,26 @@ func (l *Log) Close() error {
 		l.closeErr = errors.Join(errs...)
 	})
 	return l.closeErr
+}
+
+// noteReach records in the manifest, at Close, that the log reaches the
+// last record fsynced: Open then takes a damaged record up to there for
+// what it is, damage, and not a torn write. Not with SyncNone, which does
+// not fsync at Close, nor for a failed log.
+func (l *Log) noteReach() error {
+	l.mu.Lock()
+	reach, failed := l.synced, l.err != nil
+	l.mu.Unlock()
+	if failed || l.o.Sync == SyncNone || reach <= l.man.reach {
+		return nil
+	}
+	m := l.man
+	m.reach = reach
+	if err := writeManifest(l.o.FS, l.dir, m); err != nil {
+		return fmt.Errorf("wal: %w", err)
+	}
+	l.man = m
+	return nil
 }
 
 // run is the flusher goroutine.

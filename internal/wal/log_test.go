@@ -104,6 +104,7 @@ func TestBigRecordGetsItsOwnSegment(t *testing.T) {
 		"0000000000000000-0000000000000001.wal",
 		"0000000000000001-0000000000000002.wal",
 		"0000000000000002-0000000000000003.wal",
+		manifestName,
 	}, names)
 	fi, err := fsys.Stat(testDir + "/0000000000000001-0000000000000002.wal")
 	require.NoError(t, err)

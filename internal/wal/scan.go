@@ -85,31 +85,40 @@ func (r *segmentReader) lastNonZero(from int64) (int64, error) {
 
 // scanResult is what scanSegment found.
 type scanResult struct {
-	count  uint64 // valid records
-	end    int64  // offset just past the last valid record
-	tornTo int64  // > end: a torn record lies in [end, tornTo)
+	count   uint64 // records, valid or skipped
+	end     int64  // offset just past the last of them
+	tornTo  int64  // > end: a torn record (or, covered, damage) lies in [end, tornTo)
+	version uint32 // the segment's format version
+	skipped int    // damaged records the snapshot covers, skipped
 }
 
-// scanSegment checks the segment r reads, whose header must be want, calling fn for each valid record. Everything after the last valid
-// record must be zero, except, in the last segment, one torn record
-// followed only by zeros; anything else is ErrCorrupt.
-func scanSegment(r *segmentReader, want segHeader, last bool, fn func([]byte) error) (scanResult, error) {
-	res, st, err := scanRecords(r, want, ^uint64(0), fn)
+// scanSegment checks the segment r reads, whose header must be want,
+// calling fn for each valid record with its index in the segment. Its
+// first covered records are in the snapshot and its first durable ones
+// were fsynced (durable >= covered need not hold). Everything after the
+// last record must be zero, except, in the last segment, one torn record
+// followed only by zeros, or damage among the covered records; anything
+// else is ErrCorrupt.
+func scanSegment(r *segmentReader, want segHeader, last bool, covered, durable uint64, fn func(uint64, []byte) error) (scanResult, error) {
+	res, st, err := scanRecords(r, want, ^uint64(0), covered, fn)
 	if err != nil {
 		return res, err
 	}
-	return res, checkTail(r, &res, st, last)
+	return res, checkTail(r, &res, st, last, covered, durable)
 }
 
 // scanRecords checks the header of the segment r reads and calls fn for
-// each of its first limit valid records. It returns the status of the
-// frame it stopped at.
-func scanRecords(r *segmentReader, want segHeader, limit uint64, fn func([]byte) error) (scanResult, frameStatus, error) {
+// each of its first limit records that is valid, with its index. A
+// damaged record among the first covered ones, which the snapshot holds,
+// is skipped (counted, not given to fn) when its frame still says where
+// the next starts: a valid frame or zeros follow it. It returns the status
+// of the frame it stopped at.
+func scanRecords(r *segmentReader, want segHeader, limit, covered uint64, fn func(uint64, []byte) error) (scanResult, frameStatus, error) {
 	hb, err := r.window(0, segHeaderSize)
 	if err != nil {
 		return scanResult{}, 0, err
 	}
-	h, err := decodeSegHeader(hb)
+	h, version, err := decodeSegHeader(hb)
 	if err != nil {
 		return scanResult{}, 0, err
 	}
@@ -117,16 +126,31 @@ func scanRecords(r *segmentReader, want segHeader, limit uint64, fn func([]byte)
 		return scanResult{}, 0, fmt.Errorf("%w: header says segment %d from LSN %d, name says %d from %d",
 			ErrCorrupt, h.index, h.first, want.index, want.first)
 	}
-	res := scanResult{end: segHeaderSize}
+	res := scanResult{end: segHeaderSize, version: version}
 	st := frameEnd
 	for res.end < r.size && res.count < limit {
 		var payload []byte
 		var n int64
 		payload, n, st, err = r.frame(res.end)
-		if err != nil || st != frameOK {
+		if err != nil {
 			break
 		}
-		if err = fn(payload); err != nil {
+		if st == frameBad && res.count < covered {
+			var skip bool
+			if skip, err = r.followedByFrame(res.end + n); err != nil {
+				break
+			}
+			if skip {
+				res.count++
+				res.skipped++
+				res.end += n
+				continue
+			}
+		}
+		if st != frameOK {
+			break
+		}
+		if err = fn(res.count, payload); err != nil {
 			break
 		}
 		res.count++
@@ -135,9 +159,19 @@ func scanRecords(r *segmentReader, want segHeader, limit uint64, fn func([]byte)
 	return res, st, err
 }
 
-// checkTail checks what follows the last valid record of a segment: the
-// frame at res.end has status st.
-func checkTail(r *segmentReader, res *scanResult, st frameStatus, last bool) error {
+// followedByFrame tells whether a valid frame, or zeros, or the end of the
+// file, is at off.
+func (r *segmentReader) followedByFrame(off int64) (bool, error) {
+	if off >= r.size {
+		return off == r.size, nil
+	}
+	_, _, st, err := r.frame(off)
+	return err == nil && (st == frameOK || st == frameEnd), err
+}
+
+// checkTail checks what follows the last record of a segment: the frame at
+// res.end has status st, and is the record of index res.count.
+func checkTail(r *segmentReader, res *scanResult, st frameStatus, last bool, covered, durable uint64) error {
 	nz, err := r.lastNonZero(res.end)
 	if err != nil {
 		return err
@@ -145,8 +179,28 @@ func checkTail(r *segmentReader, res *scanResult, st frameStatus, last bool) err
 	if nz <= res.end {
 		return nil // only zeros follow: a clean end
 	}
+	if res.count < covered {
+		// Damage among the records the snapshot covers, which hides where
+		// the next one starts. At the end of the log, with no valid record
+		// after it, nothing is lost: Open leaves the segment and starts
+		// the next after the snapshot (coveredTail).
+		if last {
+			valid, err := r.validFrameIn(res.end+align, nz)
+			if err != nil {
+				return err
+			}
+			if !valid {
+				res.tornTo = nz
+				return nil
+			}
+		}
+		return fmt.Errorf("%w: damaged record at offset %d, which the snapshot covers, followed by records it does not", ErrCorrupt, res.end)
+	}
 	if !last || st == frameEnd {
 		return fmt.Errorf("%w: damaged data at offset %d", ErrCorrupt, res.end)
+	}
+	if res.count < durable {
+		return fmt.Errorf("%w: damaged record at offset %d, which was fsynced: not a torn write", ErrCorrupt, res.end)
 	}
 	torn, err := tornRecord(r, res.end, nz)
 	if err != nil {
@@ -157,6 +211,18 @@ func checkTail(r *segmentReader, res *scanResult, st frameStatus, last bool) err
 	}
 	res.tornTo = nz
 	return nil
+}
+
+// validFrameIn tells whether a valid frame starts at an aligned offset in
+// [from, to).
+func (r *segmentReader) validFrameIn(from, to int64) (bool, error) {
+	for p := from; p < to; p += align {
+		_, _, st, err := r.frame(p)
+		if err != nil || st == frameOK {
+			return st == frameOK, err
+		}
+	}
+	return false, nil
 }
 
 // tornRecord tells whether the bytes in [off, nz), after which the file

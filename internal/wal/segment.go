@@ -150,5 +150,13 @@ func (l *Log) roll(first uint64, need int64) error {
 	l.segMu.Lock()
 	l.segs = append(l.segs, segHeader{index: l.seg.index, first: first})
 	l.segMu.Unlock()
+	// The manifest names the new segment, which exists now: a crash
+	// before it is written leaves the manifest one segment behind, which
+	// Open accepts; a segment missing after it is written is corruption.
+	m := manifest{index: l.seg.index, first: first, reach: max(l.man.reach, first-1)}
+	if err := writeManifest(l.o.FS, l.dir, m); err != nil {
+		return err
+	}
+	l.man = m
 	return nil
 }

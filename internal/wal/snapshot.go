@@ -115,7 +115,13 @@ func (l *Log) writeSnapshot(lsn uint64, write func(w io.Writer) error) error {
 	}
 	err = bw.Flush()
 	if err == nil {
-		h := snapHeader{lsn: lsn, size: uint64(sw.off - snapHeaderLen), crc: sw.crc}
+		// What the snapshot reflects is fsynced (the callback syncs the
+		// records past lsn it reflects): Open must find the log reaching
+		// that far.
+		l.mu.Lock()
+		reach := max(lsn, l.synced)
+		l.mu.Unlock()
+		h := snapHeader{lsn: lsn, size: uint64(sw.off - snapHeaderLen), crc: sw.crc, reach: reach}
 		_, err = f.WriteAt(h.encode(), 0)
 	}
 	if err == nil {
