@@ -62,8 +62,9 @@ import (
 //     Without FilterType the one filter given decides.
 //   - A subscription's rules become exactly those listed, or $Default (a
 //     TrueFilter) alone when none are: a rule that exists unchanged is
-//     kept, one that changed is replaced, one not listed is deleted; a
-//     subscription never passes through a moment with no rule.
+//     kept, one that changed is replaced (deleted, then created), one not
+//     listed is deleted once the new ones are in place: messages sent
+//     meanwhile meet the old rules or the new ones.
 //   - ForwardTo may name an entity created later in the file.
 //
 // The checks cover everything ns itself would refuse (names, ranges,
@@ -159,36 +160,20 @@ func trial() *minibus.Namespace {
 	return minibus.NewNamespace(minibus.WithClock(clock.NewMock()))
 }
 
-// probe tries each name, property set and rule of the plan alone on
-// throw-away namespaces, to name the culprit exactly: the Name, the
-// property, the filter or the action. Forwarding is left to rehearse.
-// Subscriptions are tried under a topic of their own topic's name, rules
-// in a subscription of their own subscription's name, so that what the
-// errors quote is what the file says.
+// probe tries each entity and rule of the plan alone on throw-away
+// namespaces, to name the culprit exactly: the Name, the property, the
+// filter or the action. Each is tried whole first; only what fails is
+// tried again in parts. Forwarding is left to rehearse. Subscriptions are
+// tried under a topic of their own topic's name, so that what the errors
+// quote is what the file says.
 func (p *plan) probe() error {
 	entities, children := trial(), trial()
 	defer entities.Close()
 	defer children.Close()
-	// try creates the entity e by its name alone, then with its
-	// properties, deleting it after each.
-	try := func(e *entityPlan, create func(withProps bool) error, del func() error) error {
-		for _, withProps := range []bool{false, true} {
-			if err := create(withProps); err != nil {
-				if withProps {
-					return checkError(e.props.culprit(e.path, err), err)
-				}
-				return checkError(e.namePath, err)
-			}
-			if err := del(); err != nil {
-				return checkError(e.path, err)
-			}
-		}
-		return nil
-	}
 	for _, q := range p.queues {
 		props := q.props.queue(minibus.QueueProperties{})
 		props.ForwardTo, props.ForwardDeadLetteredMessagesTo = "", ""
-		err := try(q, func(withProps bool) error {
+		err := probeEntity(q, func(withProps bool) error {
 			_, err := entities.CreateQueue(q.name, pick(withProps, &props))
 			return err
 		}, func() error { return entities.DeleteQueue(q.name) })
@@ -198,7 +183,7 @@ func (p *plan) probe() error {
 	}
 	for _, t := range p.topics {
 		props := t.props.topic(minibus.TopicProperties{})
-		err := try(&t.entityPlan, func(withProps bool) error {
+		err := probeEntity(&t.entityPlan, func(withProps bool) error {
 			_, err := entities.CreateTopic(t.name, pick(withProps, &props))
 			return err
 		}, func() error { return entities.DeleteTopic(t.name) })
@@ -212,30 +197,40 @@ func (p *plan) probe() error {
 	return nil
 }
 
+// probeEntity creates the entity e with its properties; if that fails,
+// by its name alone, to tell a bad name from a bad property. del deletes
+// what was created.
+func probeEntity(e *entityPlan, create func(withProps bool) error, del func() error) error {
+	err := create(true)
+	if err == nil {
+		return nil
+	}
+	if err := create(false); err != nil {
+		return checkError(e.namePath, err)
+	}
+	if err := del(); err != nil {
+		return checkError(e.path, err)
+	}
+	return checkError(e.props.culprit(e.path, err), err)
+}
+
 // probeSubscriptions tries the subscriptions of t and their rules in ns.
 func probeSubscriptions(ns *minibus.Namespace, t *topicPlan) error {
-	holder, err := ns.CreateTopic(t.name, nil)
+	holder, err := ns.CreateTopic(t.name, nil) // names are unique in the file: no other has it
 	if err != nil {
 		return checkError(t.namePath, err)
 	}
-	defer ns.DeleteTopic(t.name) //nolint:errcheck // a trial namespace, closed after
 	for _, s := range t.subs {
-		for _, withProps := range []bool{false, true} {
-			props := s.props.subscription(minibus.SubscriptionProperties{})
-			props.ForwardTo, props.ForwardDeadLetteredMessagesTo = "", ""
-			if _, err := holder.CreateSubscription(s.name, pick(withProps, &props)); err != nil {
-				if withProps {
-					return checkError(s.props.culprit(s.path, err), err)
-				}
-				return checkError(s.namePath, err)
-			}
-			if err := holder.DeleteSubscription(s.name); err != nil {
-				return checkError(s.path, err)
-			}
-		}
-		sub, err := holder.CreateSubscription(s.name, nil)
+		props := s.props.subscription(minibus.SubscriptionProperties{})
+		props.ForwardTo, props.ForwardDeadLetteredMessagesTo = "", ""
+		var sub *minibus.Subscription
+		err := probeEntity(&s.entityPlan, func(withProps bool) error {
+			var err error
+			sub, err = holder.CreateSubscription(s.name, pick(withProps, &props))
+			return err
+		}, func() error { return holder.DeleteSubscription(s.name) })
 		if err != nil {
-			return checkError(s.path, err)
+			return err
 		}
 		if err := probeRules(sub, s); err != nil {
 			return err
@@ -255,29 +250,39 @@ func pick[T any](withProps bool, props *T) *T {
 	return props
 }
 
-// probeRules tries each rule of s on holder: its name, its filter alone,
-// its action alone.
-func probeRules(holder *minibus.Subscription, s *subPlan) error {
-	type attempt struct {
+// probeRules tries each rule of s on sub, whole; one that fails is tried
+// again by its name alone, its filter alone and its action alone.
+func probeRules(sub *minibus.Subscription, s *subPlan) error {
+	if len(s.rules) > 0 {
+		if err := sub.DeleteRule("$Default"); err != nil { // the file may name a rule so
+			return checkError(s.path, err)
+		}
+	}
+	type part struct {
 		path  string
 		props *minibus.RuleProperties
 	}
-	if err := holder.DeleteRule("$Default"); err != nil {
-		return checkError(s.path, err)
-	}
 	for _, r := range s.rules {
-		attempts := []attempt{{r.namePath, nil}, {r.filterPath, &minibus.RuleProperties{Filter: r.filter}}}
-		if r.action != nil {
-			attempts = append(attempts, attempt{r.actionPath, &minibus.RuleProperties{Filter: minibus.TrueFilter{}, Action: r.action}})
-		}
-		for _, a := range attempts {
-			if err := holder.CreateRule(r.name, a.props); err != nil {
-				return checkError(a.path, err)
+		whole := sub.CreateRule(r.name, r.properties())
+		if whole == nil {
+			if err := sub.DeleteRule(r.name); err != nil {
+				return checkError(r.path, err)
 			}
-			if err := holder.DeleteRule(r.name); err != nil {
+			continue
+		}
+		parts := []part{{r.namePath, nil}, {r.filterPath, &minibus.RuleProperties{Filter: r.filter}}}
+		if r.action != nil {
+			parts = append(parts, part{r.actionPath, &minibus.RuleProperties{Filter: minibus.TrueFilter{}, Action: r.action}})
+		}
+		for _, p := range parts {
+			if err := sub.CreateRule(r.name, p.props); err != nil {
+				return checkError(p.path, err)
+			}
+			if err := sub.DeleteRule(r.name); err != nil {
 				return checkError(r.path, err)
 			}
 		}
+		return checkError(r.path, whole) // bad only as a whole
 	}
 	return nil
 }
@@ -326,11 +331,12 @@ func (p *plan) rehearse(ns *minibus.Namespace) error {
 }
 
 // applyTo applies the plan to ns; fail makes the error of a refused step
-// from the path of its culprit.
+// from the path of its culprit. An entity whose properties the file does
+// not change is not updated (an update is activity, SEMANTICS A2).
 func (p *plan) applyTo(ns *minibus.Namespace, fail func(path string, err error) error) error {
 	// New queues and topics first, without forwarding, so that every
-	// entity the file names exists before any forwards to it.
-	created := map[*entityPlan]bool{}
+	// entity the file names exists before any forwards to it; then every
+	// queue and topic is updated where the file changes it.
 	for _, q := range p.queues {
 		switch _, err := ns.Queue(q.name); {
 		case err == nil:
@@ -343,7 +349,6 @@ func (p *plan) applyTo(ns *minibus.Namespace, fail func(path string, err error) 
 		if _, err := ns.CreateQueue(q.name, &props); err != nil {
 			return fail(q.props.culprit(q.path, err), err)
 		}
-		created[q] = true
 	}
 	for _, t := range p.topics {
 		switch _, err := ns.Topic(t.name); {
@@ -356,18 +361,16 @@ func (p *plan) applyTo(ns *minibus.Namespace, fail func(path string, err error) 
 		if _, err := ns.CreateTopic(t.name, &props); err != nil {
 			return fail(t.props.culprit(t.path, err), err)
 		}
-		created[&t.entityPlan] = true
 	}
 	for _, q := range p.queues {
-		if created[q] && !q.props.forwards() {
-			continue
-		}
 		old, err := ns.Queue(q.name)
 		if err != nil {
 			return fail(q.path, err)
 		}
-		if _, err := ns.UpdateQueue(q.name, q.props.queue(old.Properties())); err != nil {
-			return fail(q.props.culprit(q.path, err), err)
+		if props := q.props.queue(old.Properties()); props != old.Properties() {
+			if _, err := ns.UpdateQueue(q.name, props); err != nil {
+				return fail(q.props.culprit(q.path, err), err)
+			}
 		}
 	}
 	for _, t := range p.topics {
@@ -375,8 +378,8 @@ func (p *plan) applyTo(ns *minibus.Namespace, fail func(path string, err error) 
 		if err != nil {
 			return fail(t.path, err)
 		}
-		if !created[&t.entityPlan] {
-			if _, err := ns.UpdateTopic(t.name, t.props.topic(topic.Properties())); err != nil {
+		if props := t.props.topic(topic.Properties()); props != topic.Properties() {
+			if _, err := ns.UpdateTopic(t.name, props); err != nil {
 				return fail(t.props.culprit(t.path, err), err)
 			}
 		}
@@ -410,16 +413,19 @@ func (s *subPlan) applyTo(topic *minibus.Topic, fail func(path string, err error
 	case err != nil:
 		return fail(s.path, err)
 	}
-	if _, err := topic.UpdateSubscription(s.name, s.props.subscription(sub.Properties())); err != nil {
-		return fail(s.props.culprit(s.path, err), err)
+	if props := s.props.subscription(sub.Properties()); props != sub.Properties() {
+		if _, err := topic.UpdateSubscription(s.name, props); err != nil {
+			return fail(s.props.culprit(s.path, err), err)
+		}
 	}
-	return syncRules(sub, want, fail)
+	return syncRules(sub, s.path, want, fail)
 }
 
-// syncRules makes the rules of sub those of want, never leaving it without
-// a rule: new ones are added first, changed ones replaced, the rest
-// removed last.
-func syncRules(sub *minibus.Subscription, want []*rulePlan, fail func(path string, err error) error) error {
+// syncRules makes the rules of sub, the subscription at path, those of
+// want: new ones are added first, changed ones replaced, the rest removed
+// last, so that the subscription is without a rule at most while its only
+// rule is replaced by one of the same name.
+func syncRules(sub *minibus.Subscription, path string, want []*rulePlan, fail func(path string, err error) error) error {
 	have := map[string]minibus.Rule{}
 	for _, r := range sub.Rules() {
 		have[strings.ToLower(r.Name)] = r
@@ -447,7 +453,7 @@ func syncRules(sub *minibus.Subscription, want []*rulePlan, fail func(path strin
 	}
 	for _, old := range have {
 		if err := sub.DeleteRule(old.Name); err != nil && !errors.Is(err, minibus.ErrNotFound) {
-			return fail(sub.Name(), err)
+			return fail(path, err)
 		}
 	}
 	return nil

@@ -227,13 +227,6 @@ func (p *props) subscription(base minibus.SubscriptionProperties) minibus.Subscr
 	return base
 }
 
-// forwards reports whether the file sets a forwarding property.
-func (p *props) forwards() bool {
-	_, to := p.vals["ForwardTo"]
-	_, dl := p.vals["ForwardDeadLetteredMessagesTo"]
-	return to || dl
-}
-
 // quoted matches a Go-quoted string, as minibus quotes names in errors.
 var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 

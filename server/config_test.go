@@ -237,6 +237,8 @@ func TestApplyConfigUpdatesExisting(t *testing.T) {
 			{"Name": "replace", "Rules": [
 				{"Name": "changed", "Properties": {"FilterType": "Sql", "SqlFilter": {"SqlExpression": "a = 2"}}},
 				{"Name": "new", "Properties": {"CorrelationFilter": {"Label": "x"}}}]},
+			{"Name": "own-default", "Rules": [
+				{"Name": "$Default", "Properties": {"SqlFilter": {"SqlExpression": "a = 3"}}}]},
 			{"Name": "fresh", "Rules": [
 				{"Name": "one", "Properties": {"SqlFilter": {"SqlExpression": "a = 1"}}},
 				{"Name": "two", "Properties": {"SqlFilter": {"SqlExpression": "a = 2"}, "Action": {"SqlExpression": "SET b = 1"}}}]}]}]`)
@@ -263,6 +265,9 @@ func TestApplyConfigUpdatesExisting(t *testing.T) {
 			{Name: "one", Filter: minibus.SQLFilter{Expression: "a = 1"}},
 			{Name: "two", Filter: minibus.SQLFilter{Expression: "a = 2"}, Action: minibus.SQLAction{Expression: "SET b = 1"}},
 		}, fresh.Rules(), "listed rules replace $Default")
+		own, err := topic.Subscription("own-default")
+		require.NoError(t, err)
+		require.Equal(t, []minibus.Rule{{Name: "$Default", Filter: minibus.SQLFilter{Expression: "a = 3"}}}, own.Rules())
 	}
 }
 
@@ -356,6 +361,8 @@ func TestApplyConfigBadInput(t *testing.T) {
 		{"trailing data", `{} {}`, "line 1, column 4", `more data after the top-level value`},
 		{"open comment", `{} /* `, "line 1, column 4", `the /* comment is not closed`},
 		{"empty", ``, "line 1, column 1", `the document ends too early`},
+		{"nested too deep", `{"UserConfig": {"Logging": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`,
+			"UserConfig.Logging" + strings.Repeat("[0]", 63), `nested more than 64 deep`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
