@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
+// TestMain fails the package if any test leaves a goroutine behind.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
