@@ -614,7 +614,57 @@ func descString(desc any) string {
 // known decodes the list of a composite type the codec knows, by its
 // descriptor code; handled is false for other codes.
 func (d *decoder) known(code uint64) (v any, handled bool, err error) {
-	return nil, false, nil
+	switch code {
+	case descOpen:
+		v, err = d.decodeOpen()
+	case descBegin:
+		v, err = d.decodeBegin()
+	case descAttach:
+		v, err = d.decodeAttach()
+	case descFlow:
+		v, err = d.decodeFlow()
+	case descTransfer:
+		v, err = d.decodeTransfer()
+	case descDisposition:
+		v, err = d.decodeDisposition()
+	case descDetach:
+		v, err = d.decodeDetach()
+	case descEnd:
+		v, err = d.decodeEnd()
+	case descClose:
+		v, err = d.decodeClose()
+	case descError:
+		v, err = d.decodeError()
+	case descReceived:
+		v, err = d.decodeReceived()
+	case descAccepted:
+		v, err = d.decodeAccepted()
+	case descRejected:
+		v, err = d.decodeRejected()
+	case descReleased:
+		v, err = d.decodeReleased()
+	case descModified:
+		v, err = d.decodeModified()
+	case descSource:
+		v, err = d.decodeSource()
+	case descTarget:
+		v, err = d.decodeTarget()
+	case descCoordinator:
+		v, err = d.decodeCoordinator()
+	case descSASLMechanisms:
+		v, err = d.decodeSASLMechanisms()
+	case descSASLInit:
+		v, err = d.decodeSASLInit()
+	case descSASLChallenge:
+		v, err = d.decodeSASLChallenge()
+	case descSASLResponse:
+		v, err = d.decodeSASLResponse()
+	case descSASLOutcome:
+		v, err = d.decodeSASLOutcome()
+	default:
+		return nil, false, nil
+	}
+	return v, true, err
 }
 
 // wellKnownSymbols holds, boxed once, the symbols that recur in every

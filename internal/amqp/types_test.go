@@ -327,6 +327,7 @@ func TestNilSlices(t *testing.T) {
 		{amqp.Map(nil), h("c1 01 00")},
 		{[]byte(nil), h("a0 00")},
 		{[]amqp.Symbol(nil), h("e0 02 00 a3")},
+		{(*amqp.Error)(nil), h("40")},
 		{(*amqp.Described)(nil), h("40")},
 		{&amqp.Described{Descriptor: uint64(9), Value: true}, h("00 53 09 41")},
 	} {
@@ -416,6 +417,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"array bad boolean", h("e0 03 01 56 07"), "neither"},
 		{"described truncated", h("00 53"), "truncated"},
 		{"described no value", h("00 53 09"), "no constructor"},
+		{"described known composite not a list", h("00 53 24 41"), "expected a list"},
+		{"error missing condition", h("00 53 1d 45"), "error.condition"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := amqp.DecodeValue(c.in)
