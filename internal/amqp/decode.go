@@ -661,6 +661,10 @@ func (d *decoder) known(code uint64) (v any, handled bool, err error) {
 		v, err = d.decodeSASLResponse()
 	case descSASLOutcome:
 		v, err = d.decodeSASLOutcome()
+	case descHeader:
+		v, err = d.decodeHeader()
+	case descProperties:
+		v, err = d.decodeProperties()
 	default:
 		return nil, false, nil
 	}
