@@ -474,3 +474,63 @@ func TestDecodeAliases(t *testing.T) {
 	_ = append(first, 0xff)
 	require.Equal(t, byte(0xa0), in[6])
 }
+
+// TestArrayEveryCode: an Array may name any element constructor; it
+// decodes to the typed slice of that type where the mapping has one, else
+// to an Array of the (narrow) code.
+func TestArrayEveryCode(t *testing.T) {
+	ts := time.UnixMilli(5).UTC()
+	for _, c := range []struct {
+		code byte
+		elem any
+		want any
+	}{
+		{0x40, nil, amqp.Array{Code: 0x40, Elems: []any{nil}}},
+		{0x41, true, []bool{true}},
+		{0x42, false, []bool{false}},
+		{0x43, uint32(0), []uint32{0}},
+		{0x44, uint64(0), []uint64{0}},
+		{0x45, []any{}, amqp.Array{Code: 0x45, Elems: []any{[]any{}}}},
+		{0x50, uint8(7), amqp.Array{Code: 0x50, Elems: []any{uint8(7)}}},
+		{0x51, int8(-7), amqp.Array{Code: 0x51, Elems: []any{int8(-7)}}},
+		{0x52, uint32(7), []uint32{7}},
+		{0x53, uint64(7), []uint64{7}},
+		{0x54, int32(-7), []int32{-7}},
+		{0x55, int64(-7), []int64{-7}},
+		{0x56, true, []bool{true}},
+		{0x60, uint16(700), amqp.Array{Code: 0x60, Elems: []any{uint16(700)}}},
+		{0x61, int16(-700), amqp.Array{Code: 0x61, Elems: []any{int16(-700)}}},
+		{0x70, uint32(70000), []uint32{70000}},
+		{0x71, int32(-70000), []int32{-70000}},
+		{0x72, float32(0.5), amqp.Array{Code: 0x72, Elems: []any{float32(0.5)}}},
+		{0x73, amqp.Char('z'), amqp.Array{Code: 0x73, Elems: []any{amqp.Char('z')}}},
+		{0x74, amqp.Decimal32{1}, amqp.Array{Code: 0x74, Elems: []any{amqp.Decimal32{1}}}},
+		{0x80, uint64(1 << 40), []uint64{1 << 40}},
+		{0x81, int64(-1 << 40), []int64{-1 << 40}},
+		{0x82, 0.25, []float64{0.25}},
+		{0x83, ts, []time.Time{ts}},
+		{0x84, amqp.Decimal64{2}, amqp.Array{Code: 0x84, Elems: []any{amqp.Decimal64{2}}}},
+		{0x94, amqp.Decimal128{3}, amqp.Array{Code: 0x94, Elems: []any{amqp.Decimal128{3}}}},
+		{0x98, amqp.UUID{4}, []amqp.UUID{{4}}},
+		{0xa0, []byte{5}, amqp.Array{Code: 0xa0, Elems: []any{[]byte{5}}}},
+		{0xb1, "s", []string{"s"}},
+		{0xa3, amqp.Symbol("y"), []amqp.Symbol{"y"}},
+		{0xd0, []any{true}, amqp.Array{Code: 0xc0, Elems: []any{[]any{true}}}},
+		{0xc1, amqp.Map{{Key: "k", Value: nil}}, []amqp.Map{{{Key: "k", Value: nil}}}},
+		{0xf0, []int64{1}, amqp.Array{Code: 0xe0, Elems: []any{[]int64{1}}}},
+	} {
+		b, err := amqp.AppendValue(nil, amqp.Array{Code: c.code, Elems: []any{c.elem}})
+		require.NoError(t, err, "0x%02x", c.code)
+		got, n, err := amqp.DecodeValue(b)
+		require.NoError(t, err, "0x%02x", c.code)
+		require.Equal(t, len(b), n)
+		require.Equal(t, c.want, got, "0x%02x", c.code)
+		roundTrip(t, got, nil)
+	}
+	// Each fixed code refuses a Go type that is not its own.
+	for _, code := range []byte{0x40, 0x43, 0x44, 0x45, 0x50, 0x51, 0x53, 0x54, 0x55, 0x56, 0x60, 0x61, 0x70, 0x71, 0x72, 0x73, 0x74,
+		0x80, 0x81, 0x82, 0x83, 0x84, 0x94, 0x98, 0xa0, 0xa1, 0xa3, 0xc0, 0xc1, 0xe0} {
+		_, err := amqp.AppendValue(nil, amqp.Array{Code: code, Elems: []any{struct{}{}}})
+		require.ErrorIs(t, err, amqp.ErrEncode, "0x%02x", code)
+	}
+}
