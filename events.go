@@ -70,11 +70,16 @@ const (
 	EventCanceled
 	// EventRemoved: DeleteMessages removed a message.
 	EventRemoved
+	// EventReleased: a locked message was released (ReleaseMessage,
+	// SEMANTICS L15). Its DeliveryCount is that of the delivery released;
+	// the message's own is back to one less. EventExpired follows when it
+	// is past its ExpiresAt, EventForwarded when its entity forwards now.
+	EventReleased
 )
 
 // String returns the kind's name: "Sent", "Delivered", ….
 func (k EventKind) String() string {
-	if k < EventSent || k > EventRemoved {
+	if k < EventSent || k > EventReleased {
 		return "EventKind(" + strconv.Itoa(int(k)) + ")"
 	}
 	return engine.EventKind(k).String()
@@ -115,12 +120,13 @@ const (
 	OpDefer                            // DeferMessage
 	OpRenewLock                        // RenewMessageLock, RenewSessionLock
 	OpAcceptSession                    // AcceptSession, AcceptNextSession
+	OpRelease                          // ReleaseMessage
 )
 
 // String returns the operation's name: "Send", "Receive", ….
 func (op Operation) String() string {
 	names := [...]string{"Send", "Schedule", "CancelScheduled", "Receive", "Peek", "Complete", "Abandon",
-		"DeadLetter", "Defer", "RenewLock", "AcceptSession"}
+		"DeadLetter", "Defer", "RenewLock", "AcceptSession", "Release"}
 	if op < 0 || int(op) >= len(names) {
 		return "Operation(" + strconv.Itoa(int(op)) + ")"
 	}

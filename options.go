@@ -216,6 +216,10 @@ type CompleteMessageOptions struct{}
 // RenewMessageLockOptions configures RenewMessageLock. Empty today.
 type RenewMessageLockOptions struct{}
 
+// ReleaseMessageOptions configures ReleaseMessage. Empty today, kept for
+// growth.
+type ReleaseMessageOptions struct{}
+
 // GetSessionStateOptions configures GetSessionState. Empty today.
 type GetSessionStateOptions struct{}
 

@@ -252,6 +252,15 @@ func (s *SessionReceiver) DeferMessage(ctx context.Context, msg *ReceivedMessage
 	return s.r.DeferMessage(ctx, msg, opts)
 }
 
+// ReleaseMessage is Receiver.ReleaseMessage for a message of the session:
+// the message is next again (SEMANTICS L15, Q4), its delivery not counted.
+func (s *SessionReceiver) ReleaseMessage(ctx context.Context, msg *ReceivedMessage, opts *ReleaseMessageOptions) error {
+	if _, err := s.receiver(); err != nil {
+		return err
+	}
+	return s.r.ReleaseMessage(ctx, msg, opts)
+}
+
 // RenewMessageLock returns ErrInvalidArgument: a message received in a
 // session is locked as long as the session is; renew the session lock
 // instead (SEMANTICS SS7).

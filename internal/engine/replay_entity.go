@@ -188,6 +188,9 @@ func (e *Entity) applyRenew(d *decoder) error {
 func (e *Entity) applySettle(d *decoder) error {
 	q, k, op := store.Queue(d.u8()), d.key(), Op(d.u8())
 	at, retry, props, reason, desc := d.svar(), d.svar(), d.props(), d.str(), d.str()
+	if d.err == nil && (op == Renew || op > Release) {
+		return fmt.Errorf("%w: settlement %d", errDiverged, op) // a renewal is a recRenew
+	}
 	m := e.lockedReplay(q, k)
 	if m == nil || d.err != nil {
 		return errDiverged
