@@ -29,9 +29,9 @@ func defaultOptions() options {
 }
 
 // WithLogger sets the logger for entity lifecycle events (created, updated,
-// deleted, deleted on idle) at Info level and broker-made dead-lettering at
-// Debug level. The default discards everything. A nil logger keeps the
-// default.
+// deleted, deleted on idle) at Info level, broker-made dead-lettering at
+// Debug level and an observer's recovered panic at Error level. The default
+// discards everything. A nil logger keeps the default.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
 		if l != nil {
