@@ -27,7 +27,8 @@ type SessionReceiver struct {
 // whether or not it has messages (SEMANTICS SS2), and returns its receiver.
 // It returns ErrSessionCannotBeLocked when another receiver holds the
 // session, and ErrInvalidArgument when the queue does not require
-// sessions. ctx is checked when the call starts.
+// sessions or sessionID is empty (no message can carry an empty SessionID,
+// SS1) or longer than 128 characters. ctx is checked when the call starts.
 func (q *Queue) AcceptSession(ctx context.Context, sessionID string, opts *SessionReceiverOptions) (*SessionReceiver, error) {
 	e, err := q.entity()
 	if err != nil {
@@ -104,6 +105,9 @@ func acceptSession(ctx context.Context, e *engine.Entity, id string, opts *Sessi
 	mode, err := sessionMode(e, opts)
 	if err != nil {
 		return nil, err
+	}
+	if id == "" {
+		return nil, errorf(ErrInvalidArgument, culprit(e.Kind(), e.Path()), "session id is empty: no message can carry an empty SessionID")
 	}
 	if len(id) > maxIDLength {
 		return nil, errorf(ErrInvalidArgument, culprit(e.Kind(), e.Path()), "session id is %d characters, more than %d", len(id), maxIDLength)

@@ -25,7 +25,7 @@ func (m *refModel) lost(r *mReceiver) bool {
 // messages or not (SS2).
 func (m *refModel) acceptSession(e *mEntity, id string, rad bool) (*mReceiver, error) {
 	m.begin()
-	if len(id) > 128 || !e.cfg.session {
+	if id == "" || len(id) > 128 || !e.cfg.session { // SS2: no message carries an empty id
 		return nil, minibus.ErrInvalidArgument
 	}
 	if err := enterAccept(e); err != nil {
