@@ -173,7 +173,11 @@ func (s *SessionReceiver) GetSessionState(ctx context.Context, opts *GetSessionS
 
 // SetSessionState replaces the session's state with a copy of state; nil
 // clears it (SEMANTICS SS6). The state is kept for the life of the entity,
-// whether or not the session has messages.
+// whether or not the session has messages. It counts in the entity's
+// SizeInBytes and against its MaxSizeInMegabytes (a subscription's, its
+// topic's) as messages do (SS9): a state that would pass the quota is
+// ErrQuotaExceeded, one larger than MaxMessageSizeInKilobytes
+// ErrMessageTooLarge, and then nothing changed.
 func (s *SessionReceiver) SetSessionState(ctx context.Context, state []byte, opts *SetSessionStateOptions) error {
 	r, err := s.receiver()
 	if err != nil {

@@ -267,7 +267,9 @@ func (e *Entity) applySession(k recKind, d *decoder) error {
 		if s == nil || s.holder == nil {
 			return errDiverged
 		}
-		e.setStateLocked(s, state, at)
+		if err := e.setStateLocked(s, state, at); err != nil {
+			return fmt.Errorf("%w: %w", errDiverged, err)
+		}
 	}
 	return nil
 }
