@@ -333,7 +333,7 @@ func (c *conn) onBegin(ch uint16, b *amqp.Begin) error {
 	c.sendLocked(ch, &amqp.Begin{
 		RemoteChannel:  &remote,
 		NextOutgoingID: 0,
-		IncomingWindow: s.incomingWindow,
+		IncomingWindow: s.incoming,
 		OutgoingWindow: outgoingWindow,
 		HandleMax:      handleMax,
 	})

@@ -212,8 +212,7 @@ type receiver interface {
 	DeadLetterMessage(ctx context.Context, msg *minibus.ReceivedMessage, opts *minibus.DeadLetterOptions) error
 	DeferMessage(ctx context.Context, msg *minibus.ReceivedMessage, opts *minibus.DeferMessageOptions) error
 	RenewMessageLock(ctx context.Context, msg *minibus.ReceivedMessage, opts *minibus.RenewMessageLockOptions) error
-	// ReleaseMessage (SEMANTICS L15) joins when Receiver.ReleaseMessage
-	// lands on the public API.
+	ReleaseMessage(ctx context.Context, msg *minibus.ReceivedMessage, opts *minibus.ReleaseMessageOptions) error
 	Close(ctx context.Context) error
 }
 

@@ -33,8 +33,6 @@ const (
 	timeoutProperty   = amqp.Symbol("com.microsoft:timeout")
 	lockedUntilUTC    = amqp.Symbol("com.microsoft:locked-until-utc")
 	deadLetterCond    = amqp.Symbol("com.microsoft:dead-letter")
-	dotnetEpochTicks  = 621355968000000000 // .NET ticks at the Unix epoch
-	ticksPerMillisec  = 10000
 	noSessionFilterID = ""
 )
 
@@ -459,6 +457,15 @@ func modifyProperties(m amqp.Map) (map[string]any, error) {
 	return appProperties(m)
 }
 
+// appProperties reads properties to modify from an outcome (W6).
+func appProperties(m amqp.Map) (map[string]any, error) {
+	p, err := propertiesFromAMQP(m, "property to modify")
+	if err != nil {
+		return nil, failf(minibus.ErrInvalidArgument, "settlement", "%v", err)
+	}
+	return p, nil
+}
+
 // deadLetterOptions reads a dead-letter outcome (W6): the reason and
 // description from the error's info, the rest of the info as
 // PropertiesToModify. A rejected outcome without com.microsoft:dead-letter
@@ -575,7 +582,7 @@ func (l *outLink) acceptSession(filter any) bool {
 	}
 	src := *l.attach.Source
 	src.Filter = withSessionID(src.Filter, sr.SessionID(), described)
-	ticks := sr.LockedUntil().UnixMilli()*ticksPerMillisec + dotnetEpochTicks
+	ticks := ticksFromTime(sr.LockedUntil())
 	props := amqp.Map{{Key: lockedUntilUTC, Value: ticks}}
 	c.mu.Lock()
 	defer c.mu.Unlock()
