@@ -77,11 +77,11 @@ type conn struct {
 	// mu guards what pumps share with the reader: credits, windows,
 	// unsettled deliveries, link states, the name tables.
 	mu     sync.Mutex
-	cond   *sync.Cond              // broadcast when a credit, window or link state changes
-	byName map[string]*outLink     // attached sending links, by link name (associated-link-name)
-	held   map[string]*outLink     // session links, by sessionKey(path, id)
-	pumps  sync.WaitGroup          // the pump goroutines
-	ended  bool                    // the connection is over: pumps stop
+	cond   *sync.Cond          // broadcast when a credit, window or link state changes
+	byName map[string]*outLink // attached sending links, by link name (associated-link-name)
+	held   map[string]*outLink // session links, by sessionKey(path, id)
+	pumps  sync.WaitGroup      // the pump goroutines
+	ended  bool                // the connection is over: pumps stop
 
 	// wmu guards the write buffer that the writer goroutine drains.
 	wmu    sync.Mutex

@@ -63,9 +63,9 @@ type outLink struct {
 
 	ctx    context.Context // the pump's; cancelled when the link stops
 	cancel context.CancelFunc
-	recv   receiver                  // set before the pump delivers
-	sess   *minibus.SessionReceiver  // session links, once accepted
-	held   string                    // session links: the key in conn.held
+	recv   receiver                 // set before the pump delivers
+	sess   *minibus.SessionReceiver // session links, once accepted
+	held   string                   // session links: the key in conn.held
 
 	credit        uint32
 	deliveryCount uint32
