@@ -12,8 +12,9 @@
 // []byte ([DecodeValue], [ParseFrame], [Message.UnmarshalBinary]) or an
 // io.Reader ([ReadFrame]), without reflection. Performatives, delivery
 // states and message sections are structs with typed fields, so the hot
-// paths (transfer, flow, disposition) box nothing; a decoded Transfer or
-// Flow is one allocation however many of its optional fields are set.
+// paths (transfer, flow, disposition) box nothing: a decoded Transfer,
+// Flow or Disposition is one allocation, its optional numeric fields
+// included, and encoding into a reused buffer allocates nothing.
 //
 // # Type mapping
 //
