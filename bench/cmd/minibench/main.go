@@ -150,7 +150,7 @@ func parseFlags(def defaults) flags {
 	flag.StringVar(&f.profilePhase, "profile-phase", "", "with -cpuprofile or -trace: capture only the first run's measured part of this name (run, enqueue, drain)")
 	flag.BoolVar(&f.inProcess, "in-process", false, "run every peer in this process (default: each run of a workload in a process of its own; -cpuprofile and -trace imply it)")
 	flag.StringVar(&f.childPeer, "child-peer", "", "internal: do one run of -workload on this peer and print its result as JSON")
-	flag.IntVar(&f.childN, "child-n", 0, "internal: with -child-peer, the run's message count")
+	flag.IntVar(&f.childN, "child-n", 0, "internal: with -child-peer, the run's message count (0 for a timed workload, D1 … D6)")
 	flag.Parse()
 	return f
 }
@@ -279,12 +279,25 @@ func runChild(w *bench.Workload, f flags, opts bench.RunOptions) error {
 	if err != nil {
 		return err
 	}
-	if len(peers) != 1 || f.childN < 1 {
-		return fmt.Errorf("-child-peer %q -child-n %d: want one peer and a count", f.childPeer, f.childN)
+	if len(peers) != 1 {
+		return fmt.Errorf("-child-peer %q: want one peer", f.childPeer)
+	}
+	if err := checkChildCount(w, f.childN); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	return json.NewEncoder(os.Stdout).Encode(bench.RunOnce(ctx, w, peers[0], f.childN, opts))
+}
+
+// checkChildCount checks the count a parent passed with -child-n: the one
+// [bench.Workload.CountFor] gave it, at least 1 for a workload that counts
+// messages; for a timed one (D1–D6) the count is 0 and not used.
+func checkChildCount(w *bench.Workload, n int) error {
+	if n < 0 || (n == 0 && w.Duration == 0) {
+		return fmt.Errorf("-workload %s -child-n %d: want a count of at least 1 (%s counts messages)", w.ID, n, w.ID)
+	}
+	return nil
 }
 
 // startCapture writes a CPU profile or a trace (start and end) to path:
