@@ -21,7 +21,15 @@ const (
 	StatusStall    Status = "stall"         // no progress for RunOptions.StallAfter
 	StatusTimeout  Status = "timeout"       // longer than RunOptions.RunTimeout
 	StatusError    Status = "error"
+	StatusSkipped  Status = "skipped" // the peer lacks something here ([Needy]); Error says what
 )
+
+// Failed says whether a run with this status failed: a stall, a timeout or
+// an error, as opposed to a figure, a peer that cannot do the workload, a
+// feature not built, or a peer skipped for what it lacks.
+func (s Status) Failed() bool {
+	return s == StatusStall || s == StatusTimeout || s == StatusError
+}
 
 // Result is one run of one workload on one peer.
 type Result struct {
@@ -152,8 +160,9 @@ func (w *Workload) CountFor(p Peer, scale float64) int {
 
 // RunWorkload runs w opts.Reps times; each repetition runs every peer in
 // turn, starting one peer further along the list each time so that no peer
-// always runs first. It calls emit after every run, and returns when all
-// have run or ctx ends.
+// always runs first. A peer that lacks something here ([Needy]) is not
+// run: its result is [StatusSkipped], with what it lacks as the error. It
+// calls emit after every run, and returns when all have run or ctx ends.
 func RunWorkload(ctx context.Context, w *Workload, opts RunOptions, emit func(Result)) {
 	opts = opts.withDefaults()
 	peers := w.PeersFor(opts)
@@ -164,7 +173,9 @@ func RunWorkload(ctx context.Context, w *Workload, opts RunOptions, emit func(Re
 			}
 			p := peers[(i+rep)%len(peers)]
 			var res Result
-			if opts.Isolate != nil {
+			if why := missing(p); why != "" {
+				res = Result{Workload: w.ID, Peer: p.Name(), N: w.CountFor(p, opts.Scale), Status: StatusSkipped, Error: why, OtherCPU: -1}
+			} else if opts.Isolate != nil {
 				res = opts.Isolate(ctx, w, p, w.CountFor(p, opts.Scale))
 			} else {
 				res = RunOnce(ctx, w, p, w.CountFor(p, opts.Scale), opts)
@@ -172,7 +183,9 @@ func RunWorkload(ctx context.Context, w *Workload, opts RunOptions, emit func(Re
 			res.Rep = rep + 1
 			fmt.Fprintf(opts.Log, "%s rep %d %-9s %-13s %6.1fs others %4.2f CPUs  %s%s\n", w.ID, res.Rep, p.Name(), res.Status, res.Seconds, res.OtherCPU, formatMetrics(w, res.Metrics), res.Error)
 			emit(res)
-			settle()
+			if res.Status != StatusSkipped {
+				settle()
+			}
 		}
 	}
 }
