@@ -81,6 +81,10 @@ type RunOptions struct {
 	// them slowed minibus's W6, which collects often, by about a sixth, and
 	// the btree queue, which seldom does, not at all.)
 	Isolate func(ctx context.Context, w *Workload, p Peer, n int) Result
+	// HeapWarmth, if set, is the most heap a scaling phase warms before
+	// it measures, in place of 1 GiB (what the largest phase allocates):
+	// a run that measures nothing (BENCH_SMOKE) need not warm it.
+	HeapWarmth uint64
 	// OnPhase, if set, is called when a measured part of a run begins (W1
 	// and W6: "run"; W3: "enqueue", then "drain") and with phase "" when it
 	// ends, from the run's goroutine: a profiler can cover that part alone.
@@ -207,6 +211,7 @@ func RunOnce(ctx context.Context, w *Workload, p Peer, n int, opts RunOptions) R
 	env := NewEnv(n)
 	env.Duration = w.DurationAt(opts.Scale)
 	env.Dir = opts.Dir
+	env.warmth = opts.HeapWarmth
 	if opts.OnPhase != nil {
 		env.onPhase = func(name string) { opts.OnPhase(w.ID, p.Name(), name) }
 	}
