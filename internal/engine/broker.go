@@ -292,3 +292,7 @@ func (b *Broker) debugging() bool {
 
 // Clock returns the broker's clock.
 func (b *Broker) Clock() clock.Clock { return b.clock }
+
+// Now returns the clock's now as the broker reads it (clockNow), in the
+// clock's location.
+func (b *Broker) Now() time.Time { return b.Time(b.clockNow()) }
