@@ -43,3 +43,15 @@ func (ns *Namespace) Now() time.Time {
 	}
 	return ns.b.Now()
 }
+
+// Clock returns the namespace's clock: the one given to [WithClock], or the
+// real one. It is for code that must wait on the namespace's time, as a
+// protocol layer's own timeouts do (a timer on it fires when a mock is
+// moved past its end). Read the time with [Namespace.Now]; move a mock
+// through your own handle. A nil namespace returns the real clock.
+func (ns *Namespace) Clock() clock.Clock {
+	if ns == nil || ns.b == nil {
+		return clock.New()
+	}
+	return ns.b.Clock()
+}

@@ -496,4 +496,6 @@ func TestT1_NamespaceNow(t *testing.T) {
 
 	var nilNS *minibus.Namespace
 	require.True(t, nilNS.Now().IsZero())
+	require.NotNil(t, nilNS.Clock())
+	require.Same(t, e.clock, e.ns.Clock(), "Clock is the one WithClock gave")
 }
