@@ -52,7 +52,9 @@ import (
 //   - Durations are ISO 8601, P[nY][nM][nD][T[nH][nM][nS]], a year being
 //     365 days and a month 30, the seconds possibly fractional ("PT0.5S").
 //     A DefaultMessageTimeToLive or AutoDeleteOnIdle longer than 292 years
-//     (Azure's "never", P10675199DT2H48M5.4775807S) means never.
+//     (Azure's "never", P10675199DT2H48M5.4775807S) means never. A
+//     DuplicateDetectionHistoryTimeWindow of 5 s to 20 s, which the
+//     emulator allows and minibus does not, is raised to 20 s.
 //   - A rule has a Name and Properties with FilterType "Correlation" (a
 //     CorrelationFilter of ContentType, CorrelationId, Label (the message's
 //     Subject; "Subject" is accepted too), MessageId, ReplyTo,

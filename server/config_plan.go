@@ -192,6 +192,7 @@ func (p *props) queue(base minibus.QueueProperties) minibus.QueueProperties {
 	set(p, "RequiresSession", &base.RequiresSession)
 	set(p, "RequiresDuplicateDetection", &base.RequiresDuplicateDetection)
 	set(p, "DuplicateDetectionHistoryTimeWindow", &base.DuplicateDetectionHistoryTimeWindow)
+	base.DuplicateDetectionHistoryTimeWindow = emulatorWindow(base.DuplicateDetectionHistoryTimeWindow)
 	set(p, "ForwardTo", &base.ForwardTo)
 	set(p, "ForwardDeadLetteredMessagesTo", &base.ForwardDeadLetteredMessagesTo)
 	set(p, "MaxSizeInMegabytes", &base.MaxSizeInMegabytes)
@@ -206,6 +207,7 @@ func (p *props) topic(base minibus.TopicProperties) minibus.TopicProperties {
 	set(p, "AutoDeleteOnIdle", &base.AutoDeleteOnIdle)
 	set(p, "RequiresDuplicateDetection", &base.RequiresDuplicateDetection)
 	set(p, "DuplicateDetectionHistoryTimeWindow", &base.DuplicateDetectionHistoryTimeWindow)
+	base.DuplicateDetectionHistoryTimeWindow = emulatorWindow(base.DuplicateDetectionHistoryTimeWindow)
 	set(p, "MaxSizeInMegabytes", &base.MaxSizeInMegabytes)
 	set(p, "MaxMessageSizeInKilobytes", &base.MaxMessageSizeInKilobytes)
 	set(p, "Status", &base.Status)
@@ -545,4 +547,17 @@ func (s *subPlan) desired() []*rulePlan {
 
 func (r *rulePlan) properties() *minibus.RuleProperties {
 	return &minibus.RuleProperties{Name: r.name, Filter: r.filter, Action: r.action}
+}
+
+// minDuplicateWindow is minibus's shortest duplicate-detection window.
+const minDuplicateWindow = 20 * time.Second
+
+// emulatorWindow raises a duplicate-detection window the emulator allows
+// (PT5S and up) but minibus does not (20 s and up) to 20 s, so that an
+// emulator's file loads as it is: ids are remembered a little longer.
+func emulatorWindow(d time.Duration) time.Duration {
+	if d >= 5*time.Second && d < minDuplicateWindow {
+		return minDuplicateWindow
+	}
+	return d
 }

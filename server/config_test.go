@@ -297,7 +297,7 @@ func TestApplyConfigBadInput(t *testing.T) {
 		{"duration zero", queue(`"DefaultMessageTimeToLive": "PT0S"`), q2 + ".Properties.DefaultMessageTimeToLive", `"PT0S" is zero`},
 		{"duration too long", queue(`"LockDuration": "P300Y"`), q2 + ".Properties.LockDuration", `"P300Y" is longer than 292 years`},
 		{"lock below minibus range", queue(`"LockDuration": "PT1S"`), q2 + ".Properties.LockDuration", `LockDuration 1s is outside 5s..5m`},
-		{"duplicate window below range", queue(`"DuplicateDetectionHistoryTimeWindow": "PT5S"`), q2 + ".Properties.DuplicateDetectionHistoryTimeWindow", `DuplicateDetectionHistoryTimeWindow 5s is outside 20s..168h0m0s`},
+		{"duplicate window below range", queue(`"DuplicateDetectionHistoryTimeWindow": "PT4S"`), q2 + ".Properties.DuplicateDetectionHistoryTimeWindow", `DuplicateDetectionHistoryTimeWindow 4s is outside 20s..168h0m0s`},
 		{"auto-delete below range", queue(`"AutoDeleteOnIdle": "PT1M"`), q2 + ".Properties.AutoDeleteOnIdle", `AutoDeleteOnIdle 1m0s is less than 5m0s`},
 		{"count zero", queue(`"MaxDeliveryCount": 0`), q2 + ".Properties.MaxDeliveryCount", `0 is less than 1`},
 		{"count negative", queue(`"MaxDeliveryCount": -3`), q2 + ".Properties.MaxDeliveryCount", `-3 is less than 1`},
@@ -407,4 +407,17 @@ func TestApplyConfigClosedNamespace(t *testing.T) {
 	require.ErrorIs(t, err, minibus.ErrClosed)
 	require.NotErrorIs(t, err, minibus.ErrInvalidArgument)
 	require.Contains(t, err.Error(), "UserConfig.Namespaces[0].Queues[0]")
+}
+
+// TestApplyConfigRaisesTheEmulatorsShortDuplicateWindow: the emulator
+// allows a duplicate-detection window from PT5S, minibus from 20 s; an
+// emulator's file loads with the window raised to 20 s.
+func TestApplyConfigRaisesTheEmulatorsShortDuplicateWindow(t *testing.T) {
+	ns := minibus.NewNamespace()
+	defer ns.Close()
+	require.NoError(t, server.ApplyConfig(ns, []byte(`{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns","Queues":[
+		{"Name":"q","Properties":{"RequiresDuplicateDetection":true,"DuplicateDetectionHistoryTimeWindow":"PT5S"}}],"Topics":[]}],"Logging":{"Type":"File"}}}`)))
+	q, err := ns.Queue("q")
+	require.NoError(t, err)
+	require.Equal(t, 20*time.Second, q.Properties().DuplicateDetectionHistoryTimeWindow)
 }

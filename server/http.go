@@ -41,12 +41,11 @@ type httpHandler struct {
 
 // newHTTPHandler returns the handler of the HTTP endpoint for ns. mock is
 // the clock ns runs on, or nil when ns runs on the real clock: GET
-// /minibus/clock then reads the real clock (clock.New(), minibus's
-// default) and reports "mock":false, and POST /minibus/clock/advance is
-// 409. The handler starts no goroutine; an advance waits for ns with the
+// /minibus/clock then reads the namespace's clock and reports
+// "mock":false, and POST /minibus/clock/advance is 409. The handler starts no goroutine; an advance waits for ns with the
 // request's context, so a client that goes away ends its wait.
 func newHTTPHandler(ns *minibus.Namespace, mock *clock.Mock) http.Handler {
-	h := &httpHandler{ns: ns, mock: mock, wall: clock.New()}
+	h := &httpHandler{ns: ns, mock: mock, wall: ns.Clock()}
 	if mock != nil {
 		h.wall = mock
 	}

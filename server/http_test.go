@@ -75,8 +75,10 @@ func TestHTTPClockRead(t *testing.T) {
 	env.Clock().Add(1500 * time.Millisecond)
 	require.JSONEq(t, `{"now":"2026-01-01T00:00:01.500000000Z","mock":true}`, get(t, h, "/minibus/clock").Body.String())
 
-	// Without a mock the namespace runs on the real clock.
-	real := server.NewHTTPHandler(env.Namespace(), nil)
+	// Without a mock the namespace runs on the real clock, which GET reads.
+	wall := minibus.NewNamespace()
+	defer wall.Close()
+	real := server.NewHTTPHandler(wall, nil)
 	before := time.Now()
 	w = get(t, real, "/minibus/clock")
 	after := time.Now()
