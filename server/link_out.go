@@ -300,12 +300,13 @@ func (l *outLink) pump(filter any) {
 		c.mu.Lock()
 		l.cancelRecv = nil
 		c.mu.Unlock()
+		interrupted := ctx.Err() != nil // before our own cancel below
 		cancel()
 		if err != nil {
 			if l.ctx.Err() != nil {
 				return
 			}
-			if ctx.Err() != nil {
+			if interrupted {
 				continue // less credit or a drain: look again
 			}
 			l.fail(err)
