@@ -10,6 +10,8 @@ package e2e_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -55,6 +57,10 @@ type sdkConfig struct {
 // withRealClock runs the namespace on the real clock instead of a mock.
 func withRealClock() sdkOption { return func(c *sdkConfig) { c.realClock = true } }
 
+// withDebugLog logs the server's debug output to stderr (for debugging a
+// test; not used by committed tests).
+func withDebugLog() sdkOption { return func(c *sdkConfig) { c.logger = true } }
+
 // newSDKEnv starts a namespace (by default on minibustest's mock clock, at
 // minibustest.Epoch), serves it on 127.0.0.1:0 and connects one
 // azservicebus client. The client does not retry (MaxRetries -1): a
@@ -74,7 +80,11 @@ func newSDKEnv(t *testing.T, opts ...sdkOption) *sdkEnv {
 		e.ns = e.env.Namespace()
 		e.mock = e.env.Clock()
 	}
-	srv, err := server.Listen(e.ns, "127.0.0.1:0", nil)
+	var so *server.Options
+	if cfg.logger {
+		so = &server.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	}
+	srv, err := server.Listen(e.ns, "127.0.0.1:0", so)
 	require.NoError(t, err)
 	e.srv = srv
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })

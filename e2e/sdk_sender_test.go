@@ -158,8 +158,17 @@ func TestSDKSender_ScheduleAndCancel_S1_S2_S3_S4(t *testing.T) {
 	require.NoError(t, s.CancelScheduledMessages(e.ctx(sdkTimeout), seqs[:1], nil))
 	require.Equal(t, int64(1), e.queueCounts("orders").ScheduledMessageCount, "S3")
 	err = s.CancelScheduledMessages(e.ctx(sdkTimeout), seqs[:1], nil)
-	require.Error(t, err, "S3: cancelling it again is message-not-found")
+	require.Equal(t, azservicebus.CodeNotFound, sdkCode(err), "S3: cancelling it again is message-not-found (404): %v", err)
 	require.Equal(t, int64(1), e.queueCounts("orders").ScheduledMessageCount, "nothing cancelled")
+
+	// ScheduleAMQPAnnotatedMessages: the same operation with raw messages.
+	rawSeqs, err := s.ScheduleAMQPAnnotatedMessages(e.ctx(sdkTimeout), []*azservicebus.AMQPAnnotatedMessage{
+		{Body: azservicebus.AMQPAnnotatedMessageBody{Data: [][]byte{[]byte("raw")}}},
+	}, at, nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{3}, rawSeqs)
+	require.NoError(t, s.CancelScheduledMessages(e.ctx(sdkTimeout), rawSeqs, nil))
+	require.Equal(t, int64(1), e.queueCounts("orders").ScheduledMessageCount)
 
 	e.advance(time.Hour - time.Second)
 	e.receiveNone(r)
@@ -168,7 +177,7 @@ func TestSDKSender_ScheduleAndCancel_S1_S2_S3_S4(t *testing.T) {
 	m := got[0]
 	require.Equal(t, "b", string(m.Body))
 	require.Equal(t, map[string]any{"k": "v"}, m.ApplicationProperties)
-	require.Equal(t, int64(3), *m.SequenceNumber, "S4: a new sequence number at activation")
+	require.Equal(t, int64(4), *m.SequenceNumber, "S4: a new sequence number at activation")
 	require.True(t, at.Equal(*m.EnqueuedTime), "S4: EnqueuedTime is the scheduled time")
 	require.Equal(t, uint32(1), m.DeliveryCount)
 	require.NoError(t, r.CompleteMessage(e.ctx(sdkTimeout), m, nil))
