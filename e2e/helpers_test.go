@@ -223,8 +223,17 @@ func (e *sdkEnv) receiveN(r sdkReceiving, n int) []*azservicebus.ReceivedMessage
 	return sdkReceiveN(e.t, r, n, nil)
 }
 
+// The SDK returns from ReceiveMessages 20 ms after its first message by
+// default, leaving its remaining credit on the link; what arrives on it
+// later is released and comes back behind messages already sent, out of
+// order. receiveN waits up to 5 s after the first message instead (it
+// returns as soon as it has all it asked for), so that n available
+// messages arrive in one call, in order.
 func sdkReceiveN(t testing.TB, r sdkReceiving, n int, o *azservicebus.ReceiveMessagesOptions) []*azservicebus.ReceivedMessage {
 	t.Helper()
+	if o == nil {
+		o = &azservicebus.ReceiveMessagesOptions{TimeAfterFirstMessage: 5 * time.Second}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), sdkTimeout)
 	defer cancel()
 	var got []*azservicebus.ReceivedMessage
