@@ -223,7 +223,8 @@ func (e *sdkEnv) receiveN(r sdkReceiving, n int) []*azservicebus.ReceivedMessage
 	return sdkReceiveN(e.t, r, n, nil)
 }
 
-// The SDK returns from ReceiveMessages 20 ms after its first message by
+// sdkReceiveN is receiveN for any test and options (nil: the default
+// below). The SDK returns from ReceiveMessages 20 ms after its first message by
 // default, leaving its remaining credit on the link; what arrives on it
 // later is released and comes back behind messages already sent, out of
 // order. receiveN waits up to 5 s after the first message instead (it
