@@ -120,9 +120,10 @@ func TestSDKConcurrency_ManyClients_ExactlyOnce(t *testing.T) {
 // TestSDKConcurrency_ManyEntities runs 20 clients each on its own queue and
 // on one shared topic subscription pair, sending and receiving at once:
 // nothing crosses between entities, each queue's messages are completed
-// once each, and every subscription gets every topic message (R1).
+// once each, and every subscription gets every topic message (R1). The
+// namespace runs on the real clock here.
 func TestSDKConcurrency_ManyEntities(t *testing.T) {
-	e := newSDKEnv(t)
+	e := newSDKEnv(t, withRealClock())
 	const clients, each = 20, 10
 	for i := range clients {
 		e.queue(fmt.Sprintf("q%d", i), &minibus.QueueProperties{LockDuration: 5 * time.Minute})

@@ -300,3 +300,21 @@ func TestSDKSender_BodiesBothWays_V4_W1(t *testing.T) {
 	}
 	require.Zero(t, e.queueCounts("big").TotalMessageCount)
 }
+
+// TestSDKSender_DuplicateDetection_DD1 sends the same MessageID twice to a
+// queue with duplicate detection: both sends succeed and one message is
+// kept (DD1); the id is forgotten when the window has passed on the mock
+// clock.
+func TestSDKSender_DuplicateDetection_DD1(t *testing.T) {
+	e := newSDKEnv(t)
+	e.queue("dedup", &minibus.QueueProperties{RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: time.Minute})
+	s := e.sender("dedup")
+	ctx := e.ctx(sdkTimeout)
+	for range 2 {
+		require.NoError(t, s.SendMessage(ctx, &azservicebus.Message{MessageID: sdkPtr("once"), Body: []byte("x")}, nil))
+	}
+	require.Equal(t, int64(1), e.queueCounts("dedup").ActiveMessageCount)
+	e.advance(time.Minute)
+	require.NoError(t, s.SendMessage(ctx, &azservicebus.Message{MessageID: sdkPtr("once"), Body: []byte("y")}, nil))
+	require.Equal(t, int64(2), e.queueCounts("dedup").ActiveMessageCount)
+}

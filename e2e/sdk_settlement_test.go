@@ -295,3 +295,34 @@ func TestSDKSettle_TransferDeadLetterQueue_F3(t *testing.T) {
 	require.NoError(t, tdlq.CompleteMessage(e.ctx(sdkTimeout), m, nil))
 	require.Zero(t, e.queueCounts("src").TotalMessageCount)
 }
+
+// TestSDKSettle_Forwarding_F2_D4_W5 reads auto-forwarded messages through
+// the SDK: a message forwarded by ForwardTo carries the number it was
+// first given as EnqueuedSequenceNumber (x-opt-enqueue-sequence-number,
+// F2, W5); one dead-lettered into ForwardDeadLetteredMessagesTo carries
+// its source as DeadLetterSource (x-opt-deadletter-source, D4).
+func TestSDKSettle_Forwarding_F2_D4_W5(t *testing.T) {
+	e := newSDKEnv(t)
+	e.queue("dst", nil)
+	e.queue("dlsink", nil)
+	e.queue("src", &minibus.QueueProperties{ForwardTo: "dst"})
+	e.queue("work", &minibus.QueueProperties{ForwardDeadLetteredMessagesTo: "dlsink"})
+	ctx := e.ctx(sdkTimeout)
+	e.send(e.sender("dst"), "first") // dst's own number 1
+	e.send(e.sender("src"), "forwarded")
+	got := e.receiveN(e.receiver("dst", nil), 2)
+	require.Equal(t, []string{"first", "forwarded"}, bodies(got))
+	require.Nil(t, got[0].EnqueuedSequenceNumber)
+	require.Equal(t, int64(2), *got[1].SequenceNumber, "F2: the destination's own number")
+	require.Equal(t, int64(1), *got[1].EnqueuedSequenceNumber, "F2: the number it got in src")
+
+	e.send(e.sender("work"), "poison")
+	wr := e.receiver("work", nil)
+	m := e.receiveN(wr, 1)[0]
+	require.NoError(t, wr.DeadLetterMessage(ctx, m, &azservicebus.DeadLetterOptions{Reason: sdkPtr("bad")}))
+	require.Zero(t, e.queueCounts("work").TotalMessageCount)
+	dl := e.receiveN(e.receiver("dlsink", nil), 1)[0]
+	require.Equal(t, "poison", string(dl.Body))
+	require.Equal(t, "work", *dl.DeadLetterSource, "D4")
+	require.Equal(t, "bad", *dl.DeadLetterReason)
+}
