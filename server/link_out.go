@@ -300,12 +300,13 @@ func (l *outLink) pump(filter any) {
 		c.mu.Lock()
 		l.cancelRecv = nil
 		c.mu.Unlock()
+		interrupted := ctx.Err() != nil // before our own cancel below
 		cancel()
 		if err != nil {
 			if l.ctx.Err() != nil {
 				return
 			}
-			if ctx.Err() != nil {
+			if interrupted {
 				continue // less credit or a drain: look again
 			}
 			l.fail(err)
@@ -357,15 +358,18 @@ func (l *outLink) deliver(m *minibus.ReceivedMessage, scratch *[]byte) bool {
 	}
 	l.deliveryCount++
 	l.xsettled = l.presettled
+	tag := l.xtag[:]
 	if l.presettled {
-		clear(l.xtag[:])
-		binary.BigEndian.PutUint64(l.xtag[8:], uint64(m.SequenceNumber))
+		// No lock (L7): an 8-byte tag (the sequence number), which no SDK
+		// reads as a lock token (they take one from a 16-byte tag only).
+		binary.BigEndian.PutUint64(l.xtag[:8], uint64(m.SequenceNumber))
+		tag = l.xtag[:8]
 	} else {
 		l.xtag = deliveryTag(m.LockToken)
 		s.unsettled[l.xid] = &delivery{link: l, msg: m}
 	}
 	t := &l.xfer
-	*t = amqp.Transfer{Handle: l.handle, DeliveryID: &l.xid, DeliveryTag: l.xtag[:], MessageFormat: &l.xformat, Settled: &l.xsettled}
+	*t = amqp.Transfer{Handle: l.handle, DeliveryID: &l.xid, DeliveryTag: tag, MessageFormat: &l.xformat, Settled: &l.xsettled}
 	chunk := int(c.maxOut) - transferOverhead
 	for off := 0; ; {
 		for s.remoteIncoming == 0 && !l.stopped {
