@@ -260,6 +260,11 @@ test("application properties and message properties of several types round-trip 
     big: 2 ** 40,
     bigNegative: -(2 ** 40),
     double: 3.25,
+    tiny: 1e-300,
+    maxSafe: Number.MAX_SAFE_INTEGER, // rhea: ulong
+    minSafe: Number.MIN_SAFE_INTEGER, // rhea: long
+    maxUint: 4294967295,
+    nothing: null,
     yes: true,
     no: false,
     when,
