@@ -91,6 +91,7 @@ func TestCBSPutToken(t *testing.T) {
 		require.Equal(t, amqp.Symbol("amqp:not-found"), cond)
 		desc, _ := reply.ApplicationProperties.Get("statusDescription")
 		require.Contains(t, desc, `"missing"`)
+		require.Regexp(t, `^The messaging entity .* could not be found`, desc, "the JavaScript SDK's MessagingEntityNotFound")
 		put(sdk, "amqp://localhost/t/Subscriptions/nope", 404)
 		put(sdk, "sb://localhost/nope/Subscriptions/s/$management", 404)
 		put(sdk, "ftp://localhost/q", 400)

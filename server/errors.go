@@ -84,7 +84,7 @@ func lookupError(err error) (m errorMapping, ok bool) {
 // com.microsoft:entity-already-exists, ErrClosed amqp:connection:forced,
 // context.DeadlineExceeded com.microsoft:timeout, context.Canceled
 // com.microsoft:operation-cancelled, anything else amqp:internal-error.
-// The description is err's text. A nil err gives nil.
+// The description is errorDescription's. A nil err gives nil.
 func linkError(err error) *amqp.Error {
 	if err == nil {
 		return nil
@@ -93,7 +93,24 @@ func linkError(err error) *amqp.Error {
 	if m, ok := lookupError(err); ok {
 		cond = m.condition
 	}
-	return &amqp.Error{Condition: cond, Description: err.Error()}
+	return &amqp.Error{Condition: cond, Description: errorDescription(err)}
+}
+
+// notFoundPrefix starts the description of a missing entity or rule with
+// Service Bus's words ("The messaging entity '…' could not be found"): the
+// JavaScript SDK reads amqp:not-found alone as a communication error, and
+// only this text, or "status-code: 404", as MessagingEntityNotFound
+// (SEMANTICS W2, W3, W8).
+const notFoundPrefix = "The messaging entity named here could not be found: "
+
+// errorDescription is the description err carries on a link or in a
+// $management or $cbs reply: its text, after notFoundPrefix when it wraps
+// ErrNotFound.
+func errorDescription(err error) string {
+	if errors.Is(err, minibus.ErrNotFound) {
+		return notFoundPrefix + err.Error()
+	}
+	return err.Error()
 }
 
 // statusCode maps an error to the status of a $management or $cbs reply

@@ -43,7 +43,13 @@ func TestErrorMapping(t *testing.T) {
 			for _, err := range []error{tt.err, wrapped} {
 				le := linkError(err)
 				require.Equal(t, tt.cond, le.Condition)
-				require.Equal(t, err.Error(), le.Description)
+				if errors.Is(err, minibus.ErrNotFound) {
+					// The words the JavaScript SDK matches for MessagingEntityNotFound.
+					require.Regexp(t, `^The messaging entity .* could not be found`, le.Description)
+					require.Contains(t, le.Description, err.Error())
+				} else {
+					require.Equal(t, err.Error(), le.Description)
+				}
 				require.Equal(t, tt.status, statusCode(err))
 			}
 		})

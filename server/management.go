@@ -248,7 +248,7 @@ func rpcReply(req *amqp.Message, status int32, desc string, body amqp.Map) *amqp
 // and its condition as error-condition, which the JavaScript SDK prefers to
 // the status when it maps the error.
 func rpcErrorReply(req *amqp.Message, err error) *amqp.Message {
-	r := rpcReply(req, statusCode(err), err.Error(), nil)
+	r := rpcReply(req, statusCode(err), errorDescription(err), nil)
 	r.ApplicationProperties = append(r.ApplicationProperties, amqp.KV{Key: "error-condition", Value: linkError(err).Condition})
 	return r
 }

@@ -15,8 +15,10 @@
 //
 // and serves until SIGINT or SIGTERM, then closes the server and the
 // namespace and exits 0. --http serves GET /health as the emulator does
-// (an empty value turns it off); with --clock mock it also serves the
-// test-control API: GET /minibus/clock, POST /minibus/clock/advance?by=90s.
+// (an empty value turns it off; port 0 picks a free port, and the address
+// is printed on stderr: "minibus serve: HTTP on http://127.0.0.1:PORT");
+// with --clock mock it also serves the test-control API: GET
+// /minibus/clock, POST /minibus/clock/advance?by=90s.
 // --data keeps the namespace in a directory that survives restarts; --sync
 // says when a change counts as written (minibus.WithSync). A bad flag, an
 // unreadable or bad config, or an address in use exits 2 with one line
@@ -82,6 +84,9 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 		return 2
 	}
 	fmt.Fprintln(stdout, srv.ConnectionString())
+	if a := srv.HTTPAddr(); a != nil {
+		fmt.Fprintf(stderr, "minibus serve: HTTP on http://%s\n", a)
+	}
 	<-stop
 	srv.Close()
 	if err := ns.Close(); err != nil {

@@ -29,7 +29,9 @@ type Message struct {
 // Header is the header section (section 3.2.1, descriptor 0x70). Absent
 // fields decode to their defaults (Priority 4, the rest zero); when
 // encoding, fields equal to their defaults are written as absent, so set
-// Priority (4 is the default, 0 the lowest priority).
+// Priority (4 is the default, 0 the lowest priority) -- except
+// DeliveryCount, always written: rhea (the JavaScript SDK) reads an absent
+// delivery-count as undefined, not 0 (SEMANTICS W5).
 type Header struct {
 	Durable       bool
 	Priority      uint8
@@ -74,7 +76,7 @@ func (h *Header) appendAMQP(dst []byte, depth int) ([]byte, error) {
 	}
 	dst = l.optUint(dst, h.TTL, h.TTL != 0)
 	dst = l.optBool(dst, h.FirstAcquirer)
-	dst = l.optUint(dst, h.DeliveryCount, h.DeliveryCount != 0)
+	dst = l.optUint(dst, h.DeliveryCount, true)
 	return l.end(dst, false)
 }
 

@@ -314,7 +314,7 @@ func TestFullFieldLists(t *testing.T) {
 		{&amqp.Close{}, 0},
 		{&amqp.Error{Condition: "c"}, 1},
 		{&amqp.SASLInit{Mechanism: "ANONYMOUS"}, 1},
-		{&amqp.Header{Priority: 4}, 0},
+		{&amqp.Header{Priority: 4}, 5}, // delivery-count always written (W5)
 		{&amqp.Properties{}, 0},
 	} {
 		b, err := amqp.AppendValue(nil, c.v)
