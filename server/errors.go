@@ -76,7 +76,7 @@ func lookupError(err error) (m errorMapping, ok bool) {
 // outcome or a detach (SEMANTICS W4, W6): ErrNotFound amqp:not-found,
 // ErrEntityDisabled com.microsoft:entity-disabled, ErrMessageTooLarge
 // amqp:link:message-size-exceeded, ErrQuotaExceeded
-// amqp:resource-limit-exceeded, ErrInvalidArgument amqp:invalid-field,
+// amqp:resource-limit-exceeded, ErrInvalidArgument amqp:not-allowed,
 // ErrLockLost com.microsoft:message-lock-lost, ErrSessionLockLost
 // com.microsoft:session-lock-lost, ErrSessionCannotBeLocked
 // com.microsoft:session-cannot-be-locked, ErrMessageNotFound
@@ -89,11 +89,25 @@ func linkError(err error) *amqp.Error {
 	if err == nil {
 		return nil
 	}
-	cond := condInternalError
-	if m, ok := lookupError(err); ok {
-		cond = m.condition
+	cond := errorCondition(err)
+	if cond == condInvalidField {
+		// On a link, a bad value is amqp:not-allowed: what Service Bus's
+		// InvalidOperationException is on the wire, and what the SDKs
+		// take as final; amqp:invalid-field would make the Go SDK retry
+		// a send that can never succeed (W4).
+		cond = condNotAllowed
 	}
 	return &amqp.Error{Condition: cond, Description: errorDescription(err)}
+}
+
+// errorCondition is err's condition in errorTable, amqp:internal-error for
+// an error that wraps none of its sentinels: what a $management or $cbs
+// reply carries as error-condition beside its status (W8).
+func errorCondition(err error) amqp.Symbol {
+	if m, ok := lookupError(err); ok {
+		return m.condition
+	}
+	return condInternalError
 }
 
 // notFoundPrefix starts the description of a missing entity or rule with

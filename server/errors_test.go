@@ -25,7 +25,7 @@ func TestErrorMapping(t *testing.T) {
 		{minibus.ErrLockLost, "com.microsoft:message-lock-lost", 410},
 		{minibus.ErrSessionLockLost, "com.microsoft:session-lock-lost", 410},
 		{minibus.ErrSessionCannotBeLocked, "com.microsoft:session-cannot-be-locked", 410},
-		{minibus.ErrInvalidArgument, "amqp:invalid-field", 400},
+		{minibus.ErrInvalidArgument, "amqp:not-allowed", 400},
 		{minibus.ErrEntityDisabled, "com.microsoft:entity-disabled", 403},
 		{minibus.ErrQuotaExceeded, "amqp:resource-limit-exceeded", 403},
 		{minibus.ErrMessageTooLarge, "amqp:link:message-size-exceeded", 403},
