@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/minibus-go/minibus/internal/amqp"
+	"github.com/minibus-go/minibus/server"
 )
 
 // A client that speaks garbage gets the error the AMQP 1.0 specification
@@ -234,6 +235,66 @@ func TestBadInput_SessionErrors(t *testing.T) {
 	}
 	require.Equal(t, int64(len([]string{"transfer", "flow", "detach", "handle in use"})), e.activeCount())
 	h.roundTrip("after")
+}
+
+// A transfer beyond the link credit the server gave detaches the link with
+// amqp:link:transfer-limit-exceeded (2.8.18; part 2, 2.6.7); the session
+// and the connection stay. The server is made to grant one delivery per
+// link and never more (its default credit is topped up as transfers are
+// read, so that no peer reaches it).
+func TestBadInput_TransferLimitExceeded(t *testing.T) {
+	e := newWireEnv(t, server.WithFlowLimits(&server.Options{}, 1, 1<<20))
+	h := e.healthy()
+	h.roundTrip("before")
+	w := e.open()
+	w.begin(0)
+	require.NotNil(t, w.attachSender(0, 0, wireQueue).Target)
+	w.transfer(0, 0, 0, message(t, "within credit"), false)
+	require.IsType(t, &amqp.Accepted{}, expect[*amqp.Disposition](w).State)
+	w.transfer(0, 0, 1, message(t, "beyond credit"), false)
+	d := expect[*amqp.Detach](w)
+	require.Equal(t, uint32(0), d.Handle)
+	require.True(t, d.Closed)
+	require.NotNil(t, d.Error)
+	require.Equal(t, amqp.Symbol("amqp:link:transfer-limit-exceeded"), d.Error.Condition)
+	require.Contains(t, d.Error.Description, "credit")
+	w.send(0, &amqp.Detach{Handle: 0, Closed: true})
+	// The session goes on: a new link on it has its credit.
+	require.NotNil(t, w.attachSender(0, 1, wireQueue).Target)
+	w.transfer(0, 1, 2, message(t, "new link"), false)
+	require.IsType(t, &amqp.Accepted{}, expect[*amqp.Disposition](w).State)
+	w.closeConn()
+	h.roundTrip("after")
+	require.Equal(t, []string{"within credit", "new link"}, e.bodies(), "the message beyond credit was not enqueued")
+}
+
+// A transfer beyond the session's incoming window ends the session with
+// amqp:session:window-violation (2.8.17; part 2, 2.5.6); the connection
+// stays. The server is made to grant a window of one transfer and never
+// widen it.
+func TestBadInput_WindowViolation(t *testing.T) {
+	e := newWireEnv(t, server.WithFlowLimits(&server.Options{}, 1000, 1))
+	h := e.healthy()
+	h.roundTrip("before")
+	w := e.open()
+	b := w.begin(0)
+	require.Equal(t, uint32(1), b.IncomingWindow)
+	require.NotNil(t, w.attachSender(0, 0, wireQueue).Target)
+	w.transfer(0, 0, 0, message(t, "within the window"), false)
+	require.IsType(t, &amqp.Accepted{}, expect[*amqp.Disposition](w).State)
+	w.transfer(0, 0, 1, message(t, "beyond the window"), false)
+	end := expect[*amqp.End](w)
+	require.NotNil(t, end.Error)
+	require.Equal(t, amqp.Symbol("amqp:session:window-violation"), end.Error.Condition)
+	w.send(0, &amqp.End{})
+	// The connection goes on: a new session has its window.
+	w.begin(1)
+	require.NotNil(t, w.attachSender(1, 0, wireQueue).Target)
+	w.transfer(1, 0, 0, message(t, "new session"), false)
+	require.IsType(t, &amqp.Accepted{}, expect[*amqp.Disposition](w).State)
+	w.closeConn()
+	h.roundTrip("after")
+	require.Equal(t, []string{"within the window", "new session"}, e.bodies(), "the message beyond the window was not enqueued")
 }
 
 // An attach to an address that names no entity is answered with a null
