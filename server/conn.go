@@ -466,8 +466,10 @@ func (c *conn) waitWriteSpace() bool {
 }
 
 // writeLoop writes what the connection queued, and an empty frame when
-// nothing was written for half the peer's idle-time-out (W1). It closes the
-// socket when asked to (after writing what is queued) or when a write
+// nothing was written for a tick, so that the peer never goes half its
+// idle-time-out without a frame (W1): ticks come every quarter of it, and
+// a write just after one tick leaves the gap at two ticks at most. It closes
+// the socket when asked to (after writing what is queued) or when a write
 // fails.
 func (c *conn) writeLoop() {
 	defer close(c.wdone)
@@ -480,7 +482,7 @@ func (c *conn) writeLoop() {
 			keep := c.keepOut
 			c.wmu.Unlock()
 			if keep > 0 {
-				t := c.srv.clock.Ticker(keep)
+				t := c.srv.clock.Ticker(keep / 2)
 				defer t.Stop()
 				tick = t.C
 			}
