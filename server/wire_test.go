@@ -36,14 +36,14 @@ const (
 // wireEnv is a namespace on a mock clock with the queue "q", served on a
 // loopback port.
 type wireEnv struct {
-	t   *testing.T
+	t   testing.TB
 	env *minibustest.Env
 	ns  *minibus.Namespace
 	q   *minibus.Queue
 	srv *server.Server
 }
 
-func newWireEnv(t *testing.T, opts *server.Options) *wireEnv {
+func newWireEnv(t testing.TB, opts *server.Options) *wireEnv {
 	t.Helper()
 	env := minibustest.New(t)
 	q, err := env.Namespace().CreateQueue(wireQueue, &minibus.QueueProperties{MaxMessageSizeInKilobytes: 1024})
