@@ -144,7 +144,10 @@ func (c *conn) serve() {
 }
 
 // readError classes a failed read: the peer gone, or a frame that breaks
-// the protocol (W1: larger than negotiated, undecodable).
+// the protocol (W1): a frame larger than negotiated or whose header cannot
+// be valid is amqp:connection:framing-error (AMQP 1.0 part 2, 2.7.1
+// max-frame-size, 2.8.16), a body that does not decode amqp:decode-error
+// (2.8.15).
 func readError(err error) error {
 	var ne net.Error
 	switch {
@@ -152,6 +155,8 @@ func readError(err error) error {
 		return err
 	case errors.As(err, &ne):
 		return err
+	case errors.Is(err, amqp.ErrFraming):
+		return connErrorf("amqp:connection:framing-error", "%v", err)
 	}
 	return connErrorf("amqp:decode-error", "%v", err)
 }
@@ -234,16 +239,15 @@ func (c *conn) handshake() error {
 		c.write(amqp.ProtoSASL[:])
 		return fmt.Errorf("unsupported protocol header %q", h[:])
 	}
-	fr, err := amqp.ReadFrame(c.r, &c.rbuf, maxFrameIn)
+	open, err := c.readOpen()
 	if err != nil {
-		return readError(err)
-	}
-	open, ok := fr.Body.(*amqp.Open)
-	if !ok || fr.Type != amqp.FrameAMQP {
-		return connErrorf("amqp:not-allowed", "expected an open frame, got %T", fr.Body)
-	}
-	if open.MaxFrameSize < amqp.MinMaxFrameSize {
-		return connErrorf("amqp:invalid-field", "open: max-frame-size %d is below %d", open.MaxFrameSize, amqp.MinMaxFrameSize)
+		// The close that reports the error may only follow an open
+		// (AMQP 1.0 part 2, 2.4.1): this side's goes first.
+		var ce connError
+		if errors.As(err, &ce) {
+			c.sendOpen()
+		}
+		return err
 	}
 	c.maxOut = min(open.MaxFrameSize, maxFrameOut)
 	if open.IdleTimeOut > 0 {
@@ -251,6 +255,31 @@ func (c *conn) handshake() error {
 		c.keepOut = time.Duration(open.IdleTimeOut) * time.Millisecond / 2
 		c.wmu.Unlock()
 	}
+	c.sendOpen()
+	c.wake()
+	c.log.Debug("minibus server: connection open", "container", open.ContainerID, "hostname", open.Hostname,
+		"max-frame-size", open.MaxFrameSize, "idle-time-out", open.IdleTimeOut)
+	return nil
+}
+
+// readOpen reads the peer's open frame.
+func (c *conn) readOpen() (*amqp.Open, error) {
+	fr, err := amqp.ReadFrame(c.r, &c.rbuf, maxFrameIn)
+	if err != nil {
+		return nil, readError(err)
+	}
+	open, ok := fr.Body.(*amqp.Open)
+	if !ok || fr.Type != amqp.FrameAMQP {
+		return nil, connErrorf("amqp:illegal-state", "expected an open frame, got %T", fr.Body)
+	}
+	if open.MaxFrameSize < amqp.MinMaxFrameSize {
+		return nil, connErrorf("amqp:invalid-field", "open: max-frame-size %d is below %d", open.MaxFrameSize, amqp.MinMaxFrameSize)
+	}
+	return open, nil
+}
+
+// sendOpen sends this side's open frame.
+func (c *conn) sendOpen() {
 	c.send(0, &amqp.Open{
 		ContainerID:  "minibus",
 		MaxFrameSize: maxFrameIn,
@@ -258,10 +287,6 @@ func (c *conn) handshake() error {
 		IdleTimeOut:  uint32(idleTimeOut / time.Millisecond),
 		Properties:   amqp.Map{{Key: amqp.Symbol("product"), Value: "minibus"}},
 	})
-	c.wake()
-	c.log.Debug("minibus server: connection open", "container", open.ContainerID, "hostname", open.Hostname,
-		"max-frame-size", open.MaxFrameSize, "idle-time-out", open.IdleTimeOut)
-	return nil
 }
 
 // saslMechanisms are offered to every client; all are accepted with any
@@ -291,10 +316,13 @@ func (c *conn) readHeader() ([8]byte, error) {
 	return h, err
 }
 
-// handle acts on one frame read after the open exchange.
+// handle acts on one frame read after the open exchange. A frame the
+// connection's state does not permit (a second open, a SASL frame, a frame
+// on a channel with no session) closes it with amqp:illegal-state (AMQP 1.0
+// part 2, 2.8.15).
 func (c *conn) handle(fr amqp.Frame) error {
 	if fr.Type != amqp.FrameAMQP {
-		return connErrorf("amqp:not-allowed", "a SASL frame after the connection opened")
+		return connErrorf("amqp:illegal-state", "a SASL frame after the connection opened")
 	}
 	switch b := fr.Body.(type) {
 	case nil:
@@ -305,14 +333,14 @@ func (c *conn) handle(fr amqp.Frame) error {
 		c.onClose(b)
 		return errClosedByPeer
 	case *amqp.Open:
-		return connErrorf("amqp:not-allowed", "a second open frame")
+		return connErrorf("amqp:illegal-state", "a second open frame")
 	}
 	s := c.sessions[fr.Channel]
 	if s == nil {
 		if _, ok := fr.Body.(*amqp.End); ok {
 			return nil // the peer ending a session this side ended already
 		}
-		return connErrorf("amqp:not-allowed", "%T on channel %d, which has no session", fr.Body, fr.Channel)
+		return connErrorf("amqp:illegal-state", "%T on channel %d, which has no session", fr.Body, fr.Channel)
 	}
 	return s.handle(fr.Body)
 }
@@ -321,10 +349,10 @@ func (c *conn) handle(fr amqp.Frame) error {
 // same channel number).
 func (c *conn) onBegin(ch uint16, b *amqp.Begin) error {
 	if b.RemoteChannel != nil {
-		return connErrorf("amqp:not-allowed", "begin on channel %d answers a session this side never began", ch)
+		return connErrorf("amqp:illegal-state", "begin on channel %d answers a session this side never began", ch)
 	}
 	if c.sessions[ch] != nil {
-		return connErrorf("amqp:not-allowed", "begin on channel %d, which has a session", ch)
+		return connErrorf("amqp:illegal-state", "begin on channel %d, which has a session", ch)
 	}
 	s := newSession(c, ch, b)
 	c.sessions[ch] = s
@@ -438,8 +466,10 @@ func (c *conn) waitWriteSpace() bool {
 }
 
 // writeLoop writes what the connection queued, and an empty frame when
-// nothing was written for half the peer's idle-time-out (W1). It closes the
-// socket when asked to (after writing what is queued) or when a write
+// nothing was written for a tick, so that the peer never goes half its
+// idle-time-out without a frame (W1): ticks come every quarter of it, and
+// a write just after one tick leaves the gap at two ticks at most. It closes
+// the socket when asked to (after writing what is queued) or when a write
 // fails.
 func (c *conn) writeLoop() {
 	defer close(c.wdone)
@@ -452,7 +482,7 @@ func (c *conn) writeLoop() {
 			keep := c.keepOut
 			c.wmu.Unlock()
 			if keep > 0 {
-				t := c.srv.clock.Ticker(keep)
+				t := c.srv.clock.Ticker(keep / 2)
 				defer t.Stop()
 				tick = t.C
 			}

@@ -54,7 +54,7 @@ func (s *session) attachIn(a *amqp.Attach) {
 		s.refuseAttach(a, &amqp.Error{Condition: "amqp:not-found", Description: err.Error()})
 		return
 	}
-	l := &inLink{s: s, name: a.Name, handle: a.Handle, node: addr.kind, credit: linkCredit}
+	l := &inLink{s: s, name: a.Name, handle: a.Handle, node: addr.kind, credit: c.srv.flow.credit}
 	if a.InitialDeliveryCount != nil {
 		l.deliveryCount = *a.InitialDeliveryCount
 	}
@@ -87,7 +87,7 @@ func (s *session) attachIn(a *amqp.Attach) {
 	}
 	s.in[a.Handle] = l
 	dc := l.deliveryCount
-	credit := uint32(linkCredit)
+	credit := c.srv.flow.credit
 	c.mu.Lock()
 	c.sendLocked(s.ch, &amqp.Attach{
 		Name:           a.Name,
@@ -274,10 +274,11 @@ func (l *inLink) request(payload []byte) {
 
 // topUp gives the peer its credit back once half is used.
 func (l *inLink) topUp() {
-	if l.credit >= linkCredit/2 {
+	full := l.s.c.srv.flow.credit
+	if l.credit >= full/2 {
 		return
 	}
-	l.credit = linkCredit
+	l.credit = full
 	l.sendFlow()
 }
 

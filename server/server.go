@@ -38,7 +38,16 @@ type Options struct {
 	// the ordinary, Warn for a peer's protocol error). Default: the
 	// namespace's logger ([minibus.WithLogger]).
 	Logger *slog.Logger
+
+	// flow, when set, replaces the link credit and the session window
+	// this side grants a sending peer: for the tests of the flow-control
+	// checks (a peer that sends beyond them), which the defaults, topped up
+	// as the peer's transfers are read, never let a peer reach.
+	flow *flowLimits
 }
+
+// flowLimits is what this side grants a sending peer.
+type flowLimits struct{ credit, window uint32 }
 
 // Server serves a [minibus.Namespace] over AMQP 1.0 to Azure Service Bus
 // clients (SEMANTICS group W). Create one with [Listen]; it is safe for
@@ -48,6 +57,7 @@ type Server struct {
 	log   *slog.Logger
 	clock clock.Clock // real time: keep-alives and accept timeouts belong to the connection (W9)
 	ln    net.Listener
+	flow  flowLimits // the link credit and session window this side grants
 	http  *http.Server
 	hln   net.Listener
 
@@ -78,7 +88,11 @@ func Listen(ns *minibus.Namespace, addr string, opts *Options) (*Server, error) 
 	if err != nil {
 		return nil, fmt.Errorf("minibus server: listen on %q: %w: %w", addr, minibus.ErrInvalidArgument, err)
 	}
-	s := &Server{ns: ns, log: o.Logger, clock: clock.New(), ln: ln, conns: map[*conn]struct{}{}}
+	s := &Server{ns: ns, log: o.Logger, clock: clock.New(), ln: ln, conns: map[*conn]struct{}{},
+		flow: flowLimits{credit: linkCredit, window: incomingWindow}}
+	if o.flow != nil {
+		s.flow = *o.flow
+	}
 	if s.log == nil {
 		s.log = ns.Logger()
 	}

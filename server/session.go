@@ -66,7 +66,7 @@ func newSession(c *conn, ch uint16, b *amqp.Begin) *session {
 		out:            map[uint32]*outLink{},
 		refused:        map[uint32]bool{},
 		nextIncomingID: b.NextOutgoingID,
-		incoming:       incomingWindow,
+		incoming:       c.srv.flow.window,
 		remoteIncoming: b.IncomingWindow,
 		unsettled:      map[uint32]*delivery{},
 	}
@@ -199,8 +199,8 @@ func (s *session) onTransfer(t *amqp.Transfer) error {
 	}
 	s.nextIncomingID++
 	s.incoming--
-	if s.incoming < incomingWindow/2 {
-		s.incoming = incomingWindow
+	if full := c.srv.flow.window; s.incoming < full/2 {
+		s.incoming = full
 		c.sendLocked(s.ch, s.flowLocked())
 	}
 	c.mu.Unlock()
