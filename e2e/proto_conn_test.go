@@ -284,3 +284,35 @@ func TestProto_ConnectionChurn(t *testing.T) {
 	}
 	e.roundTrip(snd, r, "after")
 }
+
+// A session link whose session lock ends while no receive waits on it (its
+// credit spent) is detached then with com.microsoft:session-lock-lost
+// (W7, SS5), so that a settlement on it cannot be taken for a success
+// later; the session is free for another receiver.
+func TestProto_SessionLockEndDetachesAnIdleLink(t *testing.T) {
+	e := newProtoEnv(t)
+	q := e.queue("sessions", &minibus.QueueProperties{RequiresSession: true, LockDuration: 30 * time.Second})
+	require.NoError(t, q.SendMessages(e.ctx, []*minibus.Message{{Body: []byte("a"), SessionID: "s"}}, nil))
+	s := e.session(nil)
+	o := protoPeekLock(-1) // credit given by hand
+	o.Filters = []amqp.LinkFilter{amqp.NewLinkFilter(protoSessionFilter, protoSessionFilterCode, "s")}
+	r := e.receiver(s, "sessions", o)
+	require.NoError(t, r.IssueCredit(1))
+	m := e.receive(r) // the one credit is spent: no receive waits now
+	require.Equal(t, "a", protoBody(m))
+
+	e.env.Advance(31 * time.Second)
+	var le *amqp.LinkError
+	_, err := r.Receive(e.ctx, nil)
+	require.True(t, errors.As(err, &le), "want the link detached, got %v", err)
+	require.NotNil(t, le.RemoteErr)
+	require.Equal(t, amqp.ErrCond("com.microsoft:session-lock-lost"), le.RemoteErr.Condition)
+	require.Contains(t, le.RemoteErr.Description, `"s"`)
+
+	// The message comes back to the next receiver of the session (SS5).
+	o.Credit = 1
+	r2 := e.receiver(e.session(nil), "sessions", o)
+	m = e.receive(r2)
+	require.Equal(t, "a", protoBody(m))
+	require.NoError(t, r2.AcceptMessage(e.ctx, m))
+}

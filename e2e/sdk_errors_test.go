@@ -128,8 +128,8 @@ func TestSDKErrors_Disabled_W4_W5_V5(t *testing.T) {
 // otherwise: a plain receiver on a session queue and a session receiver
 // on a plain one are refused with amqp:not-allowed at attach (W5); a
 // message without SessionID to a session queue is refused with
-// amqp:invalid-field naming it, and a batch holding one is refused whole
-// (SS1, V3).
+// amqp:not-allowed naming it, which the SDK takes as final (no retries),
+// and a batch holding one is refused whole (SS1, V3, W4).
 func TestSDKErrors_Sessions_SS1_W5(t *testing.T) {
 	e := newSDKEnv(t)
 	e.queue("sess", &minibus.QueueProperties{RequiresSession: true})
@@ -142,16 +142,14 @@ func TestSDKErrors_Sessions_SS1_W5(t *testing.T) {
 
 	s := e.sender("sess")
 	err = s.SendMessage(ctx, &azservicebus.Message{Body: []byte("x")}, nil)
-	requireCondition(t, err, "amqp:invalid-field", "SessionID")
-	// The SDK takes amqp:invalid-field for a link failure (CodeConnectionLost)
-	// and, with its default retry options, retries the send.
-	require.Equal(t, azservicebus.CodeConnectionLost, sdkCode(err))
-	s = e.sender("sess") // the SDK gave up the link on that error
+	requireCondition(t, err, "amqp:not-allowed", "SessionID")
+	// Not a link failure the SDK would retry (amqp:invalid-field was one).
+	require.NotEqual(t, azservicebus.CodeConnectionLost, sdkCode(err))
 	batch, err := s.NewMessageBatch(ctx, nil)
 	require.NoError(t, err)
 	require.NoError(t, batch.AddMessage(&azservicebus.Message{Body: []byte("ok"), SessionID: sdkPtr("a")}, nil))
 	require.NoError(t, batch.AddMessage(&azservicebus.Message{Body: []byte("bad")}, nil))
-	requireCondition(t, s.SendMessageBatch(ctx, batch, nil), "amqp:invalid-field", "SessionID")
+	requireCondition(t, s.SendMessageBatch(ctx, batch, nil), "amqp:not-allowed", "SessionID")
 	require.Zero(t, e.queueCounts("sess").TotalMessageCount, "V3: all or nothing")
 }
 

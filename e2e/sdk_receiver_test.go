@@ -189,7 +189,7 @@ func TestSDKReceiver_ReceiveAndDelete_L7_W5(t *testing.T) {
 		require.Nil(t, m.LockedUntil, "L7: no lock")
 		require.Equal(t, uint32(1), m.DeliveryCount, "L7: this delivery counts")
 	}
-	require.Zero(t, e.queueCounts("orders").TotalMessageCount, "L7: removed as returned")
+	require.Zero(t, e.queueCounts("orders").TotalMessageCount, "L7: removed as returned %+v", e.queueCounts("orders"))
 	require.Error(t, r.CompleteMessage(e.ctx(sdkTimeout), got[0], nil), "L7: not settleable")
 
 	// ReceiveDeferredMessages in receive-and-delete removes the deferred

@@ -221,7 +221,7 @@ func TestSDKSender_ScheduledEnqueueTime_W4(t *testing.T) {
 // amqp-value string body and several data sections become the message's
 // body bytes, the properties section its fields, the header's TTL its
 // TimeToLive (W4); an amqp-sequence body is refused with
-// amqp:invalid-field and nothing is enqueued.
+// amqp:not-allowed (W4) and nothing is enqueued.
 func TestSDKSender_SendAMQPAnnotatedMessage_W4(t *testing.T) {
 	e := newSDKEnv(t)
 	q := e.queue("orders", nil)
@@ -244,7 +244,7 @@ func TestSDKSender_SendAMQPAnnotatedMessage_W4(t *testing.T) {
 		Body: azservicebus.AMQPAnnotatedMessageBody{Sequence: [][]any{{"x", int64(1)}}},
 	}, nil)
 	require.Error(t, err)
-	require.Contains(t, err.Error(), "amqp:invalid-field")
+	require.Contains(t, err.Error(), "amqp:not-allowed")
 	require.Contains(t, err.Error(), "amqp-sequence", "the refusal names the culprit")
 
 	r, err := q.NewReceiver(nil)

@@ -70,6 +70,7 @@ type outLink struct {
 	credit        uint32
 	deliveryCount uint32
 	drain         bool
+	drainOwed     bool // a drain came while a receive was on its way: the pump answers it
 	detached      bool // this side sent its detach: nothing more is sent
 	stopped       bool // the link is over: its pump returns
 	cancelRecv    context.CancelFunc
@@ -150,7 +151,7 @@ func (s *session) attachOut(a *amqp.Attach) {
 		go l.pump(filter)
 		return
 	}
-	r, err := ent.newReceiver(l.mode(), addr.subQueue)
+	r, err := ent.newReceiver(minibus.ReceiveModePeekLock, addr.subQueue) // receive-and-delete too: see deliver
 	if err != nil {
 		l.cancel()
 		s.refuseAttach(a, linkError(err))
@@ -177,13 +178,6 @@ func disabled(e entity) bool {
 		st = e.queue.Properties().Status
 	}
 	return st == minibus.EntityStatusDisabled || st == minibus.EntityStatusReceiveDisabled
-}
-
-func (l *outLink) mode() minibus.ReceiveMode {
-	if l.presettled {
-		return minibus.ReceiveModeReceiveAndDelete
-	}
-	return minibus.ReceiveModePeekLock
 }
 
 // attachReply is this side's attach for the link: the peer's terminus and
@@ -238,9 +232,14 @@ func (l *outLink) onFlow(f *amqp.Flow) {
 	if l.kind == outReply {
 		l.flushRepliesLocked()
 	}
-	if l.drain && l.credit == 0 && !l.detached {
-		c.sendLocked(l.s.ch, l.flowLocked())
-	} else if f.Echo && !l.detached {
+	switch {
+	case l.drain && l.credit == 0 && l.cancelRecv != nil:
+		// A receive was on its way: the pump answers once what it took
+		// is sent or released, so that nothing follows the answer.
+		l.drainOwed = true
+	case l.drain && l.credit == 0 && !l.detached:
+		l.answerDrainLocked()
+	case f.Echo && !l.detached:
 		c.sendLocked(l.s.ch, l.flowLocked())
 	}
 	c.cond.Broadcast()
@@ -281,10 +280,21 @@ func (l *outLink) pump(filter any) {
 	for {
 		c.mu.Lock()
 		for !l.stopped && l.credit == 0 {
-			c.cond.Wait()
+			if l.drainOwed {
+				l.answerDrainLocked()
+			}
+			if l.sess != nil && !c.srv.ns.Now().Before(l.sess.LockedUntil()) {
+				break
+			}
+			l.waitLocked()
 		}
 		if l.stopped {
 			c.mu.Unlock()
+			return
+		}
+		if l.credit == 0 {
+			c.mu.Unlock()
+			l.fail(failf(minibus.ErrSessionLockLost, l.ent.String(), "session %q: its lock ended", l.sess.SessionID()))
 			return
 		}
 		n, drain := l.credit, l.drain
@@ -318,22 +328,54 @@ func (l *outLink) pump(filter any) {
 				break
 			}
 		}
-		if drain {
-			c.mu.Lock()
-			if l.drain && !l.detached {
-				l.deliveryCount += l.credit
-				l.credit = 0
-				c.sendLocked(l.s.ch, l.flowLocked())
-			}
-			c.mu.Unlock()
+		c.mu.Lock()
+		if l.drain && (drain || l.drainOwed) {
+			l.answerDrainLocked()
 		}
+		c.mu.Unlock()
 	}
+}
+
+// answerDrainLocked answers a drain (W5): the credit left is spent
+// (delivery-count advanced, link-credit 0) and the flow says so at once.
+func (l *outLink) answerDrainLocked() {
+	l.drainOwed = false
+	if l.detached {
+		return
+	}
+	l.deliveryCount += l.credit
+	l.credit = 0
+	l.s.c.sendLocked(l.s.ch, l.flowLocked())
+}
+
+// waitLocked waits for a change of the link's credit or state; a session
+// link also wakes when its session's lock ends on the namespace clock, so
+// that it detaches then (W7, SS5) rather than at its next receive.
+func (l *outLink) waitLocked() {
+	c := l.s.c
+	if l.sess == nil {
+		c.cond.Wait()
+		return
+	}
+	d := l.sess.LockedUntil().Sub(c.srv.ns.Now())
+	t := c.srv.ns.Clock().AfterFunc(d, func() {
+		c.mu.Lock()
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	c.cond.Wait()
+	t.Stop()
 }
 
 // deliver sends one message in as many transfer frames as the peer's
 // max-frame-size needs, within the session's window (W1, W5). It returns
-// false, sending nothing, when the link stopped or (peek-lock) has no
-// credit left for it.
+// false, having sent nothing the peer can use, when the link stopped or has
+// no credit left for the message: the caller releases it. A
+// receive-and-delete link receives under peek-lock and completes each
+// message as it sends it, so that a message the link cannot send goes back
+// to the entity instead of being lost (W5, L15): the completion happens
+// under the connection's lock, which a durable namespace's sync then holds
+// too.
 func (l *outLink) deliver(m *minibus.ReceivedMessage, scratch *[]byte) bool {
 	s := l.s
 	c := s.c
@@ -347,15 +389,20 @@ func (l *outLink) deliver(m *minibus.ReceivedMessage, scratch *[]byte) bool {
 		return false
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if l.detached || (l.credit == 0 && !l.presettled) {
+	if l.detached || l.credit == 0 {
+		c.mu.Unlock()
 		return false
+	}
+	if l.presettled {
+		if err := l.recv.CompleteMessage(c.ctx, m, nil); err != nil {
+			c.mu.Unlock()
+			c.log.Debug("minibus server: a receive-and-delete message not removed", "link", l.name, "sequence-number", m.SequenceNumber, "error", err)
+			return false
+		}
 	}
 	l.xid = s.nextDeliveryID
 	s.nextDeliveryID++
-	if l.credit > 0 {
-		l.credit--
-	}
+	l.credit--
 	l.deliveryCount++
 	l.xsettled = l.presettled
 	tag := l.xtag[:]
@@ -376,7 +423,12 @@ func (l *outLink) deliver(m *minibus.ReceivedMessage, scratch *[]byte) bool {
 			c.cond.Wait()
 		}
 		if l.stopped {
-			return true // what was sent stays locked until LockedUntil (W6)
+			// The peer has part of it at most: a locked message goes back;
+			// a receive-and-delete one is gone with its link.
+			delete(s.unsettled, l.xid)
+			t.Payload = nil
+			c.mu.Unlock()
+			return l.presettled
 		}
 		n := min(len(payload)-off, chunk)
 		t.Payload, t.More = payload[off:off+n], off+n < len(payload)
@@ -393,19 +445,13 @@ func (l *outLink) deliver(m *minibus.ReceivedMessage, scratch *[]byte) bool {
 		t.DeliveryID, t.DeliveryTag, t.MessageFormat, t.Settled = nil, nil, nil, nil
 	}
 	t.Payload = nil
+	c.mu.Unlock()
 	return true
 }
 
 // release gives back messages a pump took and could not deliver, without
-// counting a delivery (SEMANTICS L15). Messages taken in
-// receive-and-delete mode are gone with the link, as over Service Bus.
+// counting a delivery (SEMANTICS L15).
 func (l *outLink) release(msgs []*minibus.ReceivedMessage) {
-	if l.presettled {
-		if len(msgs) > 0 {
-			l.s.c.log.Warn("minibus server: receive-and-delete messages lost with their link", "link", l.name, "count", len(msgs))
-		}
-		return
-	}
 	for _, m := range msgs {
 		if err := l.recv.ReleaseMessage(context.Background(), m, nil); err != nil {
 			l.s.c.log.Debug("minibus server: release", "link", l.name, "sequence-number", m.SequenceNumber, "error", err)
@@ -562,7 +608,7 @@ func (l *outLink) acceptSession(filter any) bool {
 	var sr *minibus.SessionReceiver
 	var err error
 	if id != noSessionFilterID {
-		sr, err = l.ent.acceptSession(l.ctx, id, l.mode())
+		sr, err = l.ent.acceptSession(l.ctx, id, minibus.ReceiveModePeekLock)
 	} else {
 		wait := acceptTimeout
 		if v, ok := l.attach.Properties.GetSymbol(string(timeoutProperty)); ok {
@@ -571,7 +617,7 @@ func (l *outLink) acceptSession(filter any) bool {
 			}
 		}
 		ctx, cancel := context.WithTimeout(l.ctx, wait)
-		sr, err = l.ent.acceptNextSession(ctx, l.mode())
+		sr, err = l.ent.acceptNextSession(ctx, minibus.ReceiveModePeekLock)
 		cancel()
 		if err != nil && l.ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			err = timeoutError{fmt.Sprintf("%s: no session was available within %v", l.ent, wait)}

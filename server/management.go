@@ -315,8 +315,22 @@ func (m *management) receiveBySequence(ctx context.Context, links mgmtLinks, q m
 	}
 	var msgs []*minibus.ReceivedMessage
 	err = m.withReceiver(links, q, sid, mode, func(r receiver) (err error) {
-		msgs, err = r.ReceiveDeferredMessages(ctx, seqs, nil)
-		return err
+		if msgs, err = r.ReceiveDeferredMessages(ctx, seqs, nil); err != nil || mode == minibus.ReceiveModePeekLock {
+			return err
+		}
+		// A link's receiver locks even on a receive-and-delete link (the
+		// server completes as it sends): what it locked here is removed
+		// now, as receive-and-delete asks.
+		for _, rm := range msgs {
+			if rm.LockToken == ([16]byte{}) {
+				continue
+			}
+			if err := r.CompleteMessage(ctx, rm, nil); err != nil {
+				return err
+			}
+			rm.LockToken, rm.LockedUntil = [16]byte{}, time.Time{}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
