@@ -184,8 +184,8 @@ func (e *Env) WaitFor(pred func(minibus.Event) bool) minibus.Event {
 		e.t.Fatalf("minibustest: WaitFor: nil predicate")
 		return minibus.Event{}
 	}
-	limit := time.NewTimer(waitLimit)
-	defer limit.Stop()
+	limit, cancel := context.WithTimeout(context.Background(), waitLimit) // as WaitIdle's
+	defer cancel()
 	seen := 0
 	for {
 		e.mu.Lock()
@@ -203,7 +203,7 @@ func (e *Env) WaitFor(pred func(minibus.Event) bool) minibus.Event {
 		seen += len(evs)
 		select {
 		case <-grew:
-		case <-limit.C:
+		case <-limit.Done():
 			e.t.Fatalf("minibustest: no event matched within %v; the journal's last events:%s", waitLimit, e.tail(10))
 			return minibus.Event{}
 		}
