@@ -66,7 +66,8 @@
 // it completes, dead-letters ([DeadLetterError]) or retries each message,
 // renews locks, bounds concurrency and shuts down cleanly.
 // [Namespace.WaitIdle] returns once every running processor has nothing
-// left to do, so a test waits without sleeping; [WithObserver] sees every
+// left to do and no blocked receive has a message there to take, so a test
+// waits without sleeping; [WithObserver] sees every
 // broker event and [WithFaultInjector] makes chosen calls fail. Package
 // minibustest bundles them for tests.
 //
