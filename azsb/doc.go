@@ -1,8 +1,12 @@
 // Package azsb gives code written for the Azure SDK for Go's Service Bus
 // client (github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus and
-// its admin package) a minibus namespace to run against, unchanged: the
-// application keeps its azservicebus types, and only the constructor
-// differs.
+// its admin package) a minibus namespace to run against: the application
+// keeps its azservicebus types, and only the constructor differs. azsb's
+// Client, Sender and Receiver are types of their own with the SDK's
+// methods, so the code must hold them through interfaces over the SDK's
+// types (as a service does to test itself; see "What azsb is"): code that
+// names *azservicebus.Client or *azservicebus.Sender in its own signatures
+// cannot take azsb's.
 //
 //	ns := minibus.NewNamespace()              // in tests, with minibus.WithClock(mock)
 //	client := azsb.NewClient(ns)              // instead of azservicebus.NewClient(...)

@@ -126,7 +126,8 @@ func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (_ *Re
 // broker.
 func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*Receiver)) (_ *Receiver, err error) {
 	since := e.b.events.mark()
-	defer func() { e.b.end(since, &err) }()
+	var waited *blocked // for WaitIdle, once the call waits (SEMANTICS P2)
+	defer func() { e.b.end(since, &err); waited.done() }()
 	if err := e.b.inject(OpAcceptSession, e); err != nil {
 		return nil, err
 	}
@@ -148,6 +149,7 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 		}
 		if id, ok := e.st.NextSession(); ok {
 			r := e.holdLocked(id, mode, now)
+			waited.tookLocked()
 			if onHold != nil {
 				onHold(r)
 			}
@@ -155,8 +157,15 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 			return r, nil
 		}
 		list := &e.waiters[store.Main]
+		again := waited != nil
+		if !again {
+			waited = e.blockLocked(nil)
+		}
 		list.add(w)
 		e.mu.Unlock()
+		if again {
+			e.b.Changed() // woken, it found nothing: idle again
+		}
 		if err := e.waitOn(ctx, list, w, nil); err != nil {
 			return nil, err
 		}
