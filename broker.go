@@ -2,6 +2,7 @@ package minibus
 
 import (
 	"errors"
+	"log/slog"
 
 	"github.com/minibus-go/minibus/internal/engine"
 	"github.com/minibus-go/minibus/internal/wal"
@@ -54,4 +55,15 @@ func (ns *Namespace) broker() (*engine.Broker, error) {
 		return nil, errorf(ErrInvalidArgument, "namespace", "nil *Namespace")
 	}
 	return ns.b, nil
+}
+
+// Logger returns the namespace's logger ([WithLogger]; by default one that
+// discards everything), for layers built on the namespace, such as the
+// AMQP server, that log beside it. A nil namespace gives a discarding
+// logger.
+func (ns *Namespace) Logger() *slog.Logger {
+	if ns == nil || ns.b == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return ns.b.Logger()
 }

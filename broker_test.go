@@ -2,6 +2,8 @@ package minibus_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -154,4 +156,16 @@ func TestLifecycleInSynctest(t *testing.T) {
 		require.NoError(t, ns.Close())
 		require.ErrorIs(t, <-errc, minibus.ErrClosed)
 	})
+}
+
+// TestNamespaceLogger: the namespace gives layers built on it (the AMQP
+// server) the logger it was given, and a nil namespace a discarding one.
+func TestNamespaceLogger(t *testing.T) {
+	l := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ns := minibus.NewNamespace(minibus.WithLogger(l))
+	defer ns.Close()
+	require.Same(t, l, ns.Logger())
+	var none *minibus.Namespace
+	require.NotNil(t, none.Logger())
+	none.Logger().Info("discarded")
 }

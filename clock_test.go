@@ -462,3 +462,40 @@ func TestT5_SubscriptionReceiverWakesOnTopicActivation(t *testing.T) {
 		require.Equal(t, "x", <-got)
 	})
 }
+
+// T1: Namespace.Now is the namespace clock's now, the time an application
+// under test must schedule from: on a mock clock a schedule for
+// ns.Now().Add(time.Hour) activates when the mock has moved an hour; on
+// the real clock (virtual in a synctest bubble) it is the clock's now. A
+// closed namespace still reads its clock; a nil one reads the zero time.
+func TestT1_NamespaceNow(t *testing.T) {
+	e := newEnv(t)
+	require.True(t, e.ns.Now().Equal(epoch), "%v", e.ns.Now())
+	require.Equal(t, time.UTC, e.ns.Now().Location(), "in the clock's location")
+	e.mock.Add(90 * time.Minute)
+	require.True(t, e.ns.Now().Equal(at(90*time.Minute)))
+
+	q := e.queue("q", nil)
+	_, err := q.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte("later")}}, e.ns.Now().Add(time.Hour), nil)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, q.RuntimeProperties().ScheduledMessageCount)
+	e.mock.Add(time.Hour - time.Nanosecond)
+	require.EqualValues(t, 1, q.RuntimeProperties().ScheduledMessageCount)
+	e.mock.Add(time.Nanosecond)
+	got := e.receive(e.receiver(q, nil), 1)[0]
+	require.True(t, got.EnqueuedTime.Equal(e.ns.Now()), "activated at the namespace's now (S4)")
+
+	synctest.Test(t, func(t *testing.T) {
+		ns := minibus.NewNamespace()
+		require.True(t, ns.Now().Equal(time.Now()), "the real clock, virtual in the bubble")
+		time.Sleep(time.Hour)
+		require.True(t, ns.Now().Equal(time.Now()))
+		require.NoError(t, ns.Close())
+		require.True(t, ns.Now().Equal(time.Now()), "a closed namespace still reads its clock")
+	})
+
+	var nilNS *minibus.Namespace
+	require.True(t, nilNS.Now().IsZero())
+	require.NotNil(t, nilNS.Clock())
+	require.Same(t, e.clock, e.ns.Clock(), "Clock is the one WithClock gave")
+}

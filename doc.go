@@ -9,7 +9,9 @@
 // The rules minibus follows are numbered in SEMANTICS.md (T1, L6, E4, …);
 // doc comments and tests cite them.
 //
-//	go get github.com/minibus-go/minibus
+// The module is not published yet: use it from a clone of its repository,
+// with a go.work file or a replace directive (the README's Install section
+// gives the commands).
 //
 // # Basics
 //
@@ -64,7 +66,8 @@
 // it completes, dead-letters ([DeadLetterError]) or retries each message,
 // renews locks, bounds concurrency and shuts down cleanly.
 // [Namespace.WaitIdle] returns once every running processor has nothing
-// left to do, so a test waits without sleeping; [WithObserver] sees every
+// left to do and no blocked receive has a message there to take, so a test
+// waits without sleeping; [WithObserver] sees every
 // broker event and [WithFaultInjector] makes chosen calls fail. Package
 // minibustest bundles them for tests.
 //
@@ -121,42 +124,9 @@
 // (created, updated, deleted, deleted on idle) at Info, dead-lettering by
 // the broker at Debug. The default discards everything.
 //
-// # Architecture
+// # How it is built
 //
-// The folders are the layers; each imports only those below it:
-//
-//	minibus/                 the public API: handles, options, validation,
-//	                         copies at the boundary (SEMANTICS V4), docs
-//	internal/engine/         the broker: entities and their mutexes, every
-//	                         message transition (transitions.go), topic
-//	                         fan-out, catch-up and the one timer, blocked
-//	                         receivers
-//	internal/store/          one entity's messages: btree indexes, the
-//	                         arena, the list of locks, the deadline index,
-//	                         recycled records, the byte quota
-//	internal/wal/            the write-ahead log of a durable namespace:
-//	                         segments, checksummed records, group commit,
-//	                         snapshots, and a file system that can crash
-//	internal/sqlfilter/      the SQL filter and action language, and
-//	                         correlation filters
-//	internal/errs/           the sentinel errors this package re-exports
-//	internal/modeltest/      the reference model of the model-based test
-//	minibustest/             the test environment built on the root
-//
-// A call flows the same way every time. The root checks its arguments and
-// copies the caller's messages into store records. The engine reads the
-// clock and catches up: everything due in the namespace at or before now
-// happens first, in time order across entities (SEMANTICS T3). It then
-// locks the entity, applies the transitions of the call and unlocks; a
-// receive or peek hands back pinned snapshots of the records, which the
-// root copies into ReceivedMessages outside every lock.
-//
-// Lock order: the namespace's registry, then a topic, then its
-// subscriptions in name order (a queue stands alone), then the scheduler's
-// leaf locks. No lock is held while calling user code or blocking on a
-// channel; a blocked receive waits on a channel of its own.
-//
-// The engine's transitions take their instant as an argument and read no
-// clock, so that the write-ahead log records them and replays them through
-// the same code; the engine's package documentation says how.
+// The root package is the public API only; the broker behind it is in
+// internal/engine, whose package documentation gives the layers, how a call
+// flows, the lock order and how the durable log replays.
 package minibus

@@ -50,7 +50,8 @@ type QueueRuntimeProperties struct {
 	TransferDeadLetterMessageCount int64
 	// TotalMessageCount is the sum of the counts above.
 	TotalMessageCount int64
-	// SizeInBytes is the total size of the queue's messages (SEMANTICS V3).
+	// SizeInBytes is the total size of the queue's messages (SEMANTICS V3)
+	// and session states (SS9).
 	SizeInBytes int64
 	// CreatedAt is when the queue was created, UpdatedAt when its properties
 	// last changed, AccessedAt when it last took a send or a receive.
@@ -63,7 +64,7 @@ type TopicRuntimeProperties struct {
 	// (SEMANTICS S5).
 	ScheduledMessageCount int64
 	// SizeInBytes is the size of the topic's scheduled messages and of every
-	// subscription's messages.
+	// subscription's messages and session states (SEMANTICS SS9).
 	SizeInBytes int64
 	// SubscriptionCount is the number of subscriptions.
 	SubscriptionCount int32

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -690,4 +692,74 @@ func TestF2_UpdateStartsForwardingBesidePeeks(t *testing.T) {
 	}
 	require.EqualValues(t, rounds, dest.RuntimeProperties().ActiveMessageCount)
 	require.Zero(t, q.RuntimeProperties().ActiveMessageCount)
+}
+
+// T5, F2: a receiver blocked on a destination wakes, at the instant, for a
+// message that a forwarding source scheduled after the receiver blocked
+// (issue 42): the source's new deadline arms the namespace's timer though
+// nobody receives from the source. The source is a queue, or a topic
+// whose subscription forwards. In a synctest bubble, so that "blocked"
+// and "woken" are exact.
+func TestT5_F2_WakesForAForwardScheduledAfterItBlocked(t *testing.T) {
+	for _, source := range []string{"queue", "subscription"} {
+		t.Run(source, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				mock := clock.NewMock()
+				mock.Set(epoch)
+				ns := minibus.NewNamespace(minibus.WithClock(mock))
+				defer ns.Close()
+				dest, err := ns.CreateQueue("dest", nil)
+				require.NoError(t, err)
+				var schedule func() error
+				if source == "queue" {
+					src, err := ns.CreateQueue("src", &minibus.QueueProperties{ForwardTo: "dest"})
+					require.NoError(t, err)
+					schedule = func() error {
+						_, err := src.ScheduleMessages(ctx, []*minibus.Message{{MessageID: "m"}}, at(time.Minute), nil)
+						return err
+					}
+				} else {
+					top, err := ns.CreateTopic("t", nil)
+					require.NoError(t, err)
+					_, err = top.CreateSubscription("s", &minibus.SubscriptionProperties{ForwardTo: "dest"})
+					require.NoError(t, err)
+					schedule = func() error {
+						_, err := top.ScheduleMessages(ctx, []*minibus.Message{{MessageID: "m"}}, at(time.Minute), nil)
+						return err
+					}
+				}
+				r, err := dest.NewReceiver(nil)
+				require.NoError(t, err)
+				defer r.Close(ctx)
+				type result struct {
+					msgs []*minibus.ReceivedMessage
+					err  error
+				}
+				got := make(chan result, 1)
+				go func() {
+					msgs, err := r.ReceiveMessages(ctx, 1, nil)
+					got <- result{msgs, err}
+				}()
+				synctest.Wait() // blocked
+				require.NoError(t, schedule())
+				synctest.Wait()
+				require.Empty(t, got, "nothing yet")
+				mock.Add(time.Minute - 1)
+				synctest.Wait()
+				require.Empty(t, got, "1ns early")
+				mock.Add(1)
+				synctest.Wait()
+				select {
+				case res := <-got:
+					require.NoError(t, res.err)
+					require.Len(t, res.msgs, 1)
+					require.Equal(t, "m", res.msgs[0].MessageID)
+					require.True(t, res.msgs[0].EnqueuedTime.Equal(at(time.Minute)), "forwarded at its activation (F2, Q3)")
+				default:
+					t.Fatal("the blocked receiver did not wake for the forwarded activation")
+				}
+			})
+		})
+	}
 }

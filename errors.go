@@ -69,6 +69,8 @@ var (
 	// write or sync of its log failed: by the call whose change could not be
 	// made durable, and by every later call until the namespace is closed
 	// and opened again. Nothing acknowledged before the failure is lost.
+	// Open itself returns it when the file system fails it: the directory
+	// cannot be created, read or locked.
 	ErrStoreFailed = errs.ErrStoreFailed
 
 	// ErrCorrupt is returned by [Open] when the directory is damaged before

@@ -1,6 +1,7 @@
 package minibus
 
 import (
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -70,11 +71,16 @@ const (
 	EventCanceled
 	// EventRemoved: DeleteMessages removed a message.
 	EventRemoved
+	// EventReleased: a locked message was released (ReleaseMessage,
+	// SEMANTICS L15). Its DeliveryCount is that of the delivery released;
+	// the message's own is back to one less. EventExpired follows when it
+	// is past its ExpiresAt, EventForwarded when its entity forwards now.
+	EventReleased
 )
 
 // String returns the kind's name: "Sent", "Delivered", ….
 func (k EventKind) String() string {
-	if k < EventSent || k > EventRemoved {
+	if k < EventSent || k > EventReleased {
 		return "EventKind(" + strconv.Itoa(int(k)) + ")"
 	}
 	return engine.EventKind(k).String()
@@ -91,7 +97,10 @@ func (k EventKind) String() string {
 // from different goroutines, so f must be safe for concurrent use. f must
 // not block for long and must not call the namespace; while it handles an
 // event, a call of another goroutine that waits for a later event of the
-// same entity waits for f. Each WithObserver adds one; all are called.
+// same entity waits for f. A panic of f is recovered and logged at Error
+// level on the namespace's logger ([WithLogger]): the call that handed the
+// event over keeps its own result, and the other observers and the later
+// events are observed as usual. Each WithObserver adds one; all are called.
 func WithObserver(f func(Event)) Option {
 	return func(o *options) {
 		if f != nil {
@@ -115,12 +124,13 @@ const (
 	OpDefer                            // DeferMessage
 	OpRenewLock                        // RenewMessageLock, RenewSessionLock
 	OpAcceptSession                    // AcceptSession, AcceptNextSession
+	OpRelease                          // ReleaseMessage
 )
 
 // String returns the operation's name: "Send", "Receive", ….
 func (op Operation) String() string {
 	names := [...]string{"Send", "Schedule", "CancelScheduled", "Receive", "Peek", "Complete", "Abandon",
-		"DeadLetter", "Defer", "RenewLock", "AcceptSession"}
+		"DeadLetter", "Defer", "RenewLock", "AcceptSession", "Release"}
 	if op < 0 || int(op) >= len(names) {
 		return "Operation(" + strconv.Itoa(int(op)) + ")"
 	}
@@ -150,11 +160,11 @@ func (o *options) observer() func(*engine.Event) {
 	case 0:
 		return nil
 	case 1:
-		return observerCall(obs[0], loc)
+		return observerCall(obs[0], loc, o.logger)
 	}
 	calls := make([]func(*engine.Event), len(obs))
 	for i, f := range obs {
-		calls[i] = observerCall(f, loc)
+		calls[i] = observerCall(f, loc, o.logger)
 	}
 	return func(x *engine.Event) {
 		for _, call := range calls {
@@ -164,11 +174,19 @@ func (o *options) observer() func(*engine.Event) {
 }
 
 // observerCall returns what calls f with an engine event, its instant in
-// loc. The Event is built where the call passes it: converted, returned
-// and then passed, it would be copied right after being written, and
-// reading back those stores stalls.
-func observerCall(f func(Event), loc *time.Location) func(*engine.Event) {
+// loc. A panic of f is recovered and logged on log at Error level, as a
+// panicking fault injector fails only its own call: the call that hands
+// the event over keeps its own result, and the other observers and the
+// events after it are observed all the same. The Event is built where the
+// call passes it: converted, returned and then passed, it would be copied
+// right after being written, and reading back those stores stalls.
+func observerCall(f func(Event), loc *time.Location, log *slog.Logger) func(*engine.Event) {
 	return func(x *engine.Event) {
+		defer func() {
+			if v := recover(); v != nil {
+				log.Error("minibus: observer panicked", "panic", v, "kind", EventKind(x.Kind), "entity", x.Entity, "seq", x.Seq)
+			}
+		}()
 		f(Event{
 			Kind: EventKind(x.Kind), Entity: x.Entity, SubQueue: subQueueOf(x.Queue),
 			SequenceNumber: x.Seq, MessageID: x.MessageID, DeliveryCount: x.Deliveries, Reason: x.Reason,

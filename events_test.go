@@ -650,27 +650,68 @@ func TestEvents_EntityCreatedAgain(t *testing.T) {
 	}, j.take())
 }
 
-// An observer that panics fails the call that delivers the event with its
-// panic; the namespace works on, and the events after it are observed, in
-// order, by the next call.
+// An observer that panics does not fail the call that hands the event
+// over (issue 42: the panic escaped from SendMessage, though the messages
+// were sent): it is recovered and logged on the namespace's logger, the
+// call keeps its own result, and the other observers and the later events
+// are observed as usual, as a panicking fault injector fails nothing but
+// its own call.
 func TestEvents_ObserverPanics(t *testing.T) {
 	ctx := context.Background()
-	j := &journal{}
-	ns := minibus.NewNamespace(minibus.WithObserver(func(ev minibus.Event) {
-		if ev.MessageID == "boom" && ev.Kind == minibus.EventSent {
+	j, other := &journal{}, &journal{}
+	var logged strings.Builder
+	var logMu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logged}, nil))
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	ns := minibus.NewNamespace(minibus.WithClock(mock), minibus.WithLogger(logger), minibus.WithObserver(func(ev minibus.Event) {
+		if ev.MessageID == "boom" && (ev.Kind == minibus.EventSent || ev.Kind == minibus.EventExpired) {
 			panic("observer failed")
 		}
 		j.record(ev)
-	}))
+	}), minibus.WithObserver(other.record))
 	defer ns.Close()
-	q, err := ns.CreateQueue("q", nil)
+	q, err := ns.CreateQueue("q", &minibus.QueueProperties{DefaultMessageTimeToLive: time.Minute})
 	require.NoError(t, err)
-	require.PanicsWithValue(t, "observer failed", func() {
-		_ = q.SendMessages(ctx, []*minibus.Message{{MessageID: "boom"}, {MessageID: "next"}}, nil)
+	require.NotPanics(t, func() {
+		require.NoError(t, q.SendMessages(ctx, []*minibus.Message{{MessageID: "boom"}, {MessageID: "next"}}, nil))
 	})
-	require.NoError(t, q.SendMessage(ctx, &minibus.Message{MessageID: "after"}, nil))
-	require.Equal(t, []string{"next", "after"}, eventIDs(j.all(), minibus.EventSent))
-	require.Equal(t, int64(3), q.RuntimeProperties().ActiveMessageCount, "the messages were sent")
+	require.Equal(t, []string{"next"}, eventIDs(j.all(), minibus.EventSent), "the events after it, in the same call")
+	require.Equal(t, []string{"boom", "next"}, eventIDs(other.all(), minibus.EventSent), "the other observer saw them all")
+	require.Equal(t, int64(2), q.RuntimeProperties().ActiveMessageCount, "the messages were sent")
+	logMu.Lock()
+	line := logged.String()
+	logMu.Unlock()
+	require.Contains(t, line, "level=ERROR")
+	require.Contains(t, line, `msg="minibus: observer panicked"`)
+	require.Contains(t, line, `panic="observer failed"`)
+	require.Contains(t, line, "kind=Sent entity=q seq=1")
+
+	// A call that fails keeps its error, though the expiries its catch-up
+	// hands over make the observer panic.
+	r, err := q.NewReceiver(nil)
+	require.NoError(t, err)
+	defer r.Close(ctx)
+	mock.Add(time.Minute)
+	require.NotPanics(t, func() {
+		err = r.CompleteMessage(ctx, &minibus.ReceivedMessage{LockToken: [16]byte{1}}, nil)
+	})
+	require.ErrorIs(t, err, minibus.ErrLockLost)
+	require.Equal(t, []string{"boom", "next"}, eventIDs(other.all(), minibus.EventExpired))
+	require.Equal(t, []string{"next"}, eventIDs(j.all(), minibus.EventExpired))
+	require.Zero(t, q.RuntimeProperties().TotalMessageCount)
+}
+
+// lockedWriter writes to w under mu: a logger's output, read by the test.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func eventIDs(evs []minibus.Event, kind minibus.EventKind) []string {
@@ -739,29 +780,31 @@ func TestEvents_DebugLog(t *testing.T) {
 // EventKind and Operation have distinct, non-empty String values.
 func TestEventKindAndOperationStrings(t *testing.T) {
 	names := map[string]bool{}
-	for k := minibus.EventSent; k <= minibus.EventRemoved; k++ {
+	for k := minibus.EventSent; k <= minibus.EventReleased; k++ {
 		s := k.String()
 		require.NotEmpty(t, s)
 		require.NotContains(t, s, "EventKind(", "kind %d has no name", int(k))
 		require.False(t, names[s], "%q twice", s)
 		names[s] = true
 	}
-	require.Len(t, names, 15)
+	require.Len(t, names, 16)
 	require.Equal(t, "Sent", minibus.EventSent.String())
 	require.Equal(t, "EntityDeleted", minibus.EventEntityDeleted.String())
-	require.Equal(t, "EventKind(15)", minibus.EventKind(15).String())
+	require.Equal(t, "Released", minibus.EventReleased.String())
+	require.Equal(t, "EventKind(16)", minibus.EventKind(16).String())
 	require.Equal(t, "EventKind(-1)", minibus.EventKind(-1).String())
 
 	names = map[string]bool{}
-	for op := minibus.OpSend; op <= minibus.OpAcceptSession; op++ {
+	for op := minibus.OpSend; op <= minibus.OpRelease; op++ {
 		s := op.String()
 		require.NotEmpty(t, s)
 		require.False(t, strings.HasPrefix(s, "Operation("), "operation %d has no name", int(op))
 		require.False(t, names[s], "%q twice", s)
 		names[s] = true
 	}
-	require.Len(t, names, 11)
+	require.Len(t, names, 12)
 	require.Equal(t, "Receive", minibus.OpReceive.String())
-	require.Equal(t, "Operation(11)", minibus.Operation(11).String())
+	require.Equal(t, "Release", minibus.OpRelease.String())
+	require.Equal(t, "Operation(12)", minibus.Operation(12).String())
 	require.Equal(t, "Operation(-1)", minibus.Operation(-1).String())
 }

@@ -1,7 +1,5 @@
 package minibus
 
-import "github.com/minibus-go/minibus/internal/engine"
-
 // A message's time to live is the smallest of its own
 // [Message.TimeToLive], its entity's DefaultMessageTimeToLive and, in a
 // subscription, its topic's (SEMANTICS E1); [ReceivedMessage.ExpiresAt] is
@@ -15,7 +13,7 @@ import "github.com/minibus-go/minibus/internal/engine"
 const (
 	// DeadLetterReasonTTLExpired is the DeadLetterReason of an expired
 	// message (SEMANTICS E5).
-	DeadLetterReasonTTLExpired = engine.ReasonTTLExpired
+	DeadLetterReasonTTLExpired = "TTLExpiredException"
 	// DeadLetterDescriptionTTLExpired is its DeadLetterErrorDescription.
-	DeadLetterDescriptionTTLExpired = engine.DescriptionTTLExpired
+	DeadLetterDescriptionTTLExpired = "The message expired and was dead lettered."
 )

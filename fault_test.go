@@ -232,13 +232,13 @@ func TestFault_EachOperation(t *testing.T) {
 		q, err := f.ns.CreateQueue("q", nil)
 		require.NoError(t, err)
 		desc := func() string { return state(t, q, queueCounts(q)) }
-		require.NoError(t, q.SendMessages(ctx, []*minibus.Message{{}, {}, {}, {}, {}}, nil))
+		require.NoError(t, q.SendMessages(ctx, []*minibus.Message{{}, {}, {}, {}, {}, {}}, nil))
 		r, err := q.NewReceiver(nil)
 		require.NoError(t, err)
 		defer r.Close(ctx)
-		msgs, err := r.ReceiveMessages(ctx, 5, nil)
+		msgs, err := r.ReceiveMessages(ctx, 6, nil)
 		require.NoError(t, err)
-		require.Len(t, msgs, 5)
+		require.Len(t, msgs, 6)
 		lockedUntil := msgs[4].LockedUntil
 		check(t, f, minibus.OpRenewLock, "q", desc, func() error {
 			err := r.RenewMessageLock(ctx, msgs[4], nil)
@@ -253,8 +253,9 @@ func TestFault_EachOperation(t *testing.T) {
 			return r.DeadLetterMessage(ctx, msgs[2], &minibus.DeadLetterOptions{Reason: "R"})
 		})
 		check(t, f, minibus.OpDefer, "q", desc, func() error { return r.DeferMessage(ctx, msgs[3], nil) })
+		check(t, f, minibus.OpRelease, "q", desc, func() error { return r.ReleaseMessage(ctx, msgs[5], nil) })
 		p := q.RuntimeProperties()
-		require.EqualValues(t, 3, p.ActiveMessageCount) // abandoned, deferred, locked
+		require.EqualValues(t, 4, p.ActiveMessageCount) // abandoned, deferred, locked, released
 		require.EqualValues(t, 1, p.DeadLetterMessageCount)
 	})
 

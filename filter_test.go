@@ -127,6 +127,27 @@ func TestR3_MissingParameterIsNotASyntaxError(t *testing.T) {
 	require.Equal(t, []string{"s"}, top.Subscriptions())
 }
 
+// R3, R5: an error in a filter or an action says which it was once ("SQL
+// filter:", "SQL action:"), then where: no package name of minibus's
+// internals stutters in the text.
+func TestR3_FilterErrorTexts(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", nil)
+	s := e.subscription(top, "s", &minibus.SubscriptionProperties{DeadLetteringOnFilterEvaluationExceptions: true})
+	err := s.CreateRule("r", &minibus.RuleProperties{Filter: minibus.SQLFilter{Expression: "a = = 1"}})
+	require.EqualError(t, err, `minibus: subscription "t/Subscriptions/s": rule "r": SQL filter: syntax error at offset 4 near "=": expected a value, found "=": invalid argument`)
+	err = s.CreateRule("r", &minibus.RuleProperties{Filter: minibus.SQLFilter{Expression: "a = @p"}})
+	require.EqualError(t, err, `minibus: subscription "t/Subscriptions/s": rule "r": SQL filter: parameter @p at offset 4: not given: invalid argument`)
+	err = s.CreateRule("r", &minibus.RuleProperties{Action: minibus.SQLAction{Expression: "SET"}})
+	require.EqualError(t, err, `minibus: subscription "t/Subscriptions/s": rule "r": SQL action: syntax error at offset 3: expected a property name, found end of expression: invalid argument`)
+
+	require.NoError(t, s.DeleteRule("$Default"))
+	require.NoError(t, s.CreateRule("big", &minibus.RuleProperties{Filter: minibus.SQLFilter{Expression: "amount > 100"}}))
+	require.NoError(t, top.SendMessage(e.ctx, &minibus.Message{ApplicationProperties: map[string]any{"amount": "lots"}}, nil))
+	d := e.receive(e.receiver(s, &minibus.ReceiverOptions{SubQueue: minibus.SubQueueDeadLetter}), 1)[0]
+	require.Equal(t, `rule "big": evaluation error at offset 7 near ">": cannot compare string with int64`, d.DeadLetterErrorDescription)
+}
+
 // R4: a correlation filter matches when every field it sets equals the
 // message's: strings exactly, properties by value.
 func TestR4_CorrelationFilter(t *testing.T) {

@@ -56,6 +56,20 @@ func (r *Receiver) DeferMessage(ctx context.Context, msg *ReceivedMessage, opts 
 	return r.settle(ctx, msg, engine.Settlement{Op: engine.Defer}, props)
 }
 
+// ReleaseMessage ends a message's lock at once without counting the
+// delivery (SEMANTICS L15): its DeliveryCount is back to what it was before
+// this delivery, so a release never dead-letters it for MaxDeliveryCount
+// (L6 does not apply), and a message fetched with ReceiveDeferredMessages
+// returns to Deferred. Any other message is available again at its own
+// position (Q4), unless it is past its ExpiresAt (E4). It is what AMQP's
+// released outcome does; Service Bus does not count a release. Settling or
+// releasing it afterwards is ErrLockLost (L4). A message received in
+// receive-and-delete mode has no lock to release (ErrInvalidArgument, L7).
+// Other errors as CompleteMessage.
+func (r *Receiver) ReleaseMessage(ctx context.Context, msg *ReceivedMessage, opts *ReleaseMessageOptions) error {
+	return r.settle(ctx, msg, engine.Settlement{Op: engine.Release}, nil)
+}
+
 // RenewMessageLock extends a message's lock to now + LockDuration, in the
 // broker and in msg.LockedUntil (SEMANTICS L5). Errors as CompleteMessage.
 func (r *Receiver) RenewMessageLock(ctx context.Context, msg *ReceivedMessage, opts *RenewMessageLockOptions) error {

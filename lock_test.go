@@ -156,3 +156,58 @@ func TestV3_PropertiesToModifyTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// L1: lock tokens are random: a token is new at every delivery, of the
+// same message or of another, and 95 of its bits are random. The broker
+// gives each token 96 random bits, one of them fixed to 1 so that no token
+// is all zero; the rest (the message's place in the store) may repeat. So
+// over 1024 deliveries of one message, and over 1024 messages locked at
+// once, at least 95 bit positions must each be set in 40%–60% of the
+// tokens (a fair bit leaves that band with a chance below 1e-9), and no
+// token may come twice. A token that lost 32 or 64 of its random bits
+// fails (issue 42).
+func TestL1_LockTokensAreRandom(t *testing.T) {
+	const n = 1024
+	e := newEnv(t)
+	q := e.queue("q", nil)
+	r := e.receiver(q, nil)
+	seen := map[[16]byte]bool{}
+	check := func(what string, tokens [][16]byte) {
+		t.Helper()
+		for _, tok := range tokens {
+			require.False(t, seen[tok], "%s: token %x twice", what, tok)
+			seen[tok] = true
+		}
+		fair := 0
+		for bit := range 128 {
+			ones := 0
+			for _, tok := range tokens {
+				ones += int(tok[bit/8] >> (bit % 8) & 1)
+			}
+			if ones >= 4*n/10 && ones <= 6*n/10 {
+				fair++
+			}
+		}
+		require.GreaterOrEqual(t, fair, 95, "%s: bit positions set in 40%%-60%% of %d tokens", what, n)
+	}
+
+	e.send(q, "one")
+	var tokens [][16]byte
+	for range n {
+		m := e.receive(r, 1)[0]
+		tokens = append(tokens, m.LockToken)
+		require.NoError(t, r.ReleaseMessage(e.ctx, m, nil))
+	}
+	check("one message delivered again and again", tokens)
+
+	msgs := make([]*minibus.Message, n-1)
+	for i := range msgs {
+		msgs[i] = &minibus.Message{}
+	}
+	require.NoError(t, q.SendMessages(e.ctx, msgs, nil))
+	tokens = tokens[:0]
+	for _, m := range e.receive(r, n) {
+		tokens = append(tokens, m.LockToken)
+	}
+	check("many messages locked at once", tokens)
+}

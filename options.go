@@ -29,9 +29,9 @@ func defaultOptions() options {
 }
 
 // WithLogger sets the logger for entity lifecycle events (created, updated,
-// deleted, deleted on idle) at Info level and broker-made dead-lettering at
-// Debug level. The default discards everything. A nil logger keeps the
-// default.
+// deleted, deleted on idle) at Info level, broker-made dead-lettering at
+// Debug level and an observer's recovered panic at Error level. The default
+// discards everything. A nil logger keeps the default.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
 		if l != nil {
@@ -215,6 +215,10 @@ type CompleteMessageOptions struct{}
 
 // RenewMessageLockOptions configures RenewMessageLock. Empty today.
 type RenewMessageLockOptions struct{}
+
+// ReleaseMessageOptions configures ReleaseMessage. Empty today, kept for
+// growth.
+type ReleaseMessageOptions struct{}
 
 // GetSessionStateOptions configures GetSessionState. Empty today.
 type GetSessionStateOptions struct{}

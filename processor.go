@@ -427,11 +427,20 @@ func (x idler) Idle() bool {
 	return p.e.Quiet(store.Main, busy, held)
 }
 
-// WaitIdle returns once, after catching up to the clock (SEMANTICS T3), no
-// handler of any running Processor is running and no message is available
-// to any of them: a test sends, moves the clock and waits, without
-// sleeping. It returns ctx.Err() if ctx ends first and ErrClosed when the
-// namespace is closed.
+// WaitIdle returns once, after catching up to the clock (SEMANTICS T3), the
+// namespace is idle: no handler of any running Processor is running and no
+// message is available to any of them (P1), and no call blocked in
+// ReceiveMessages or AcceptNextSession, on any receiver (this package's,
+// azsb's, the server's links), has a message or a session there to take:
+// that call wakes and takes it, and WaitIdle returns once it has returned
+// (P2). A test sends, moves the clock and waits, without sleeping.
+//
+// What a receive returned is its caller's from then on, settled or not
+// (P3): WaitIdle does not wait for a hand-written receive loop to handle
+// and settle it, so it never hangs on a message that a test, or a remote
+// client of the server, holds. Wait for such a loop's outcome by its event
+// (minibustest's WaitFor), or run the handler as a Processor. It returns
+// ctx.Err() if ctx ends first and ErrClosed when the namespace is closed.
 func (ns *Namespace) WaitIdle(ctx context.Context) error {
 	b, err := ns.broker()
 	if err != nil {

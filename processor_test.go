@@ -238,6 +238,54 @@ func TestProcessor_MaxConcurrentCalls(t *testing.T) {
 	})
 }
 
+// A processor holds at most MaxConcurrentCalls messages locked and not
+// settled, handled or waiting for a handler, at every moment (issue 42:
+// a pool that took one message more than it has free handlers went
+// unnoticed, as the handlers never ran more than MaxConcurrentCalls): the
+// deliveries not yet settled, counted from the events, never pass 3.
+func TestProcessor_MaxConcurrentCallsBoundsTheLocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		env := minibustest.New(t)
+		q := mkQueue(t, env, "q", nil)
+		h := newHolder(t)
+		p, err := q.NewProcessor(h.handle, &minibus.ProcessorOptions{MaxConcurrentCalls: 3})
+		require.NoError(t, err)
+		env.Start(p)
+		var bodies []string
+		for i := range 10 {
+			bodies = append(bodies, strconv.Itoa(i))
+		}
+		sendBodies(t, q, bodies...)
+		// held counts the deliveries the events show taken and not yet
+		// settled.
+		held := func() int {
+			n := 0
+			for _, ev := range env.Events() {
+				switch ev.Kind {
+				case minibus.EventDelivered:
+					n++
+				case minibus.EventCompleted, minibus.EventAbandoned, minibus.EventDeadLettered,
+					minibus.EventDeferred, minibus.EventLockLost, minibus.EventReleased:
+					n--
+				}
+			}
+			return n
+		}
+		var running []hcall
+		for handled := 0; handled < 10; handled++ {
+			synctest.Wait()
+			running = append(running, h.pending()...)
+			require.Equal(t, min(3, 10-handled), held(), "messages locked and not settled, with %d handled", handled)
+			require.Equal(t, min(3, 10-handled), len(running))
+			running[0].reply <- nil
+			running = running[1:]
+		}
+		env.WaitIdle()
+		require.Zero(t, held())
+		require.Zero(t, q.RuntimeProperties().TotalMessageCount)
+	})
+}
+
 // A *DeadLetterError, returned as is or wrapped, dead-letters the message
 // with its reason and description.
 func TestProcessor_DeadLetterError(t *testing.T) {

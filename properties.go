@@ -78,7 +78,8 @@ type TopicProperties struct {
 	// seconds to 7 days.
 	DuplicateDetectionHistoryTimeWindow time.Duration
 	// MaxSizeInMegabytes caps the topic's SizeInBytes: its scheduled messages
-	// and every subscription's messages. Default 1024.
+	// and every subscription's messages and session states (SEMANTICS SS9).
+	// Default 1024.
 	MaxSizeInMegabytes int32
 	// MaxMessageSizeInKilobytes caps one message's size. Default 256.
 	MaxMessageSizeInKilobytes int64

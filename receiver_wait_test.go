@@ -255,6 +255,37 @@ func TestDeleteMessages(t *testing.T) {
 	require.ErrorIs(t, err, minibus.ErrNotFound)
 }
 
+// DeleteMessages removes available and deferred messages only: a message
+// locked by a receive, or by a fetch from deferral, stays, and its holder
+// settles it (issue 42: three sent, one held, one deferred, a delete with
+// BeforeEnqueueTime after all three took the held one too). Over every
+// plain receiver kind: queue, subscription, their dead-letter queues.
+func TestDeleteMessages_NeverLocked(t *testing.T) {
+	forEachKind(t, settings{}, func(t *testing.T, f *fixture) {
+		if f.session {
+			t.Skip("a SessionReceiver has no DeleteMessages")
+		}
+		f.put("a", "b", "c", "d")
+		r := f.receiver(minibus.ReceiveModePeekLock).(*minibus.Receiver)
+		held := f.receive(r, 1)[0]
+		deferred := f.receive(r, 2)
+		require.NoError(t, r.DeferMessage(f.ctx, deferred[0], nil))
+		require.NoError(t, r.DeferMessage(f.ctx, deferred[1], nil))
+		fetched, err := r.ReceiveDeferredMessages(f.ctx, []int64{deferred[1].SequenceNumber}, nil)
+		require.NoError(t, err)
+		f.mock.Add(time.Second)
+
+		n, err := r.DeleteMessages(f.ctx, 10, &minibus.DeleteMessagesOptions{BeforeEnqueueTime: f.mock.Now().Add(time.Hour)})
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "b (deferred) and d (available), not a nor c (locked)")
+		require.Equal(t, []string{"a", "c"}, bodies(f.peekAll(r)))
+		require.EqualValues(t, 2, f.active())
+		require.NoError(t, r.CompleteMessage(f.ctx, held, nil), "the held message was not touched")
+		require.NoError(t, r.CompleteMessage(f.ctx, fetched[0], nil), "nor the one fetched from deferral")
+		require.Zero(t, f.active())
+	})
+}
+
 // BeforeEnqueueTime deletes only messages enqueued at or before it; zero is
 // no limit.
 func TestDeleteMessages_BeforeEnqueueTime(t *testing.T) {

@@ -27,7 +27,8 @@ type SessionReceiver struct {
 // whether or not it has messages (SEMANTICS SS2), and returns its receiver.
 // It returns ErrSessionCannotBeLocked when another receiver holds the
 // session, and ErrInvalidArgument when the queue does not require
-// sessions. ctx is checked when the call starts.
+// sessions or sessionID is empty (no message can carry an empty SessionID,
+// SS1) or longer than 128 characters. ctx is checked when the call starts.
 func (q *Queue) AcceptSession(ctx context.Context, sessionID string, opts *SessionReceiverOptions) (*SessionReceiver, error) {
 	e, err := q.entity()
 	if err != nil {
@@ -105,6 +106,9 @@ func acceptSession(ctx context.Context, e *engine.Entity, id string, opts *Sessi
 	if err != nil {
 		return nil, err
 	}
+	if id == "" {
+		return nil, errorf(ErrInvalidArgument, culprit(e.Kind(), e.Path()), "session id is empty: no message can carry an empty SessionID")
+	}
 	if len(id) > maxIDLength {
 		return nil, errorf(ErrInvalidArgument, culprit(e.Kind(), e.Path()), "session id is %d characters, more than %d", len(id), maxIDLength)
 	}
@@ -169,7 +173,11 @@ func (s *SessionReceiver) GetSessionState(ctx context.Context, opts *GetSessionS
 
 // SetSessionState replaces the session's state with a copy of state; nil
 // clears it (SEMANTICS SS6). The state is kept for the life of the entity,
-// whether or not the session has messages.
+// whether or not the session has messages. It counts in the entity's
+// SizeInBytes and against its MaxSizeInMegabytes (a subscription's, its
+// topic's) as messages do (SS9): a state that would pass the quota is
+// ErrQuotaExceeded, one larger than MaxMessageSizeInKilobytes
+// ErrMessageTooLarge, and then nothing changed.
 func (s *SessionReceiver) SetSessionState(ctx context.Context, state []byte, opts *SetSessionStateOptions) error {
 	r, err := s.receiver()
 	if err != nil {
@@ -250,6 +258,15 @@ func (s *SessionReceiver) DeferMessage(ctx context.Context, msg *ReceivedMessage
 		return err
 	}
 	return s.r.DeferMessage(ctx, msg, opts)
+}
+
+// ReleaseMessage is Receiver.ReleaseMessage for a message of the session:
+// the message is next again (SEMANTICS L15, Q4), its delivery not counted.
+func (s *SessionReceiver) ReleaseMessage(ctx context.Context, msg *ReceivedMessage, opts *ReleaseMessageOptions) error {
+	if _, err := s.receiver(); err != nil {
+		return err
+	}
+	return s.r.ReleaseMessage(ctx, msg, opts)
 }
 
 // RenewMessageLock returns ErrInvalidArgument: a message received in a

@@ -108,6 +108,27 @@ func TestSS2_AcceptSession(t *testing.T) {
 	e.accept(q, "empty") // free again
 }
 
+// SS2, SS1: an empty session id is ErrInvalidArgument, on a queue and a
+// subscription, and holds nothing: no message can carry an empty
+// SessionID, so such a session could never have a message (issue 42).
+func TestSS2_AcceptEmptySessionID(t *testing.T) {
+	e := newEnv(t)
+	q := e.sessionQueue("s", nil)
+	_, err := q.AcceptSession(e.ctx, "", nil)
+	requireSentinel(t, err, minibus.ErrInvalidArgument, `queue "s": session id is empty`)
+	top := e.topic("t", nil)
+	sub := e.subscription(top, "sub", &minibus.SubscriptionProperties{RequiresSession: true})
+	_, err = sub.AcceptSession(e.ctx, "", nil)
+	requireSentinel(t, err, minibus.ErrInvalidArgument, `subscription "t/Subscriptions/sub": session id is empty`)
+	ids, err := q.ListSessions(e.ctx)
+	require.NoError(t, err)
+	require.Empty(t, ids)
+	e.sendSession(q, "a", "a1")
+	s, err := q.AcceptNextSession(e.ctx, nil)
+	require.NoError(t, err, "nothing was held")
+	require.Equal(t, "a", s.SessionID())
+}
+
 // SS3: AcceptNextSession takes the unheld session whose first available
 // message is oldest; sessions with only state or only deferred or
 // scheduled messages are not offered; it waits, and wakes on a send.

@@ -3,6 +3,7 @@ package minibus
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/minibus-go/minibus/internal/engine"
@@ -84,12 +85,14 @@ const defaultCompactAfter = wal.DefaultSegmentSize
 // Open), and the catch-up runs at the clock's now, so that what expired or
 // became due while the process was down happens at once, as after a jump
 // of the clock. Only one namespace may hold dir at a time: a second Open of
-// the same dir is ErrInvalidArgument, and so is a dir that cannot be a
-// namespace's (a file, no permission). A damaged directory (a missing log
-// segment, wherever it is; a damaged record that was fsynced, or that
-// records after it follow) is ErrCorrupt, and nothing in it is changed; a
-// torn last record, what a crash leaves, is cut off, and a damaged record
-// that the last snapshot holds is skipped, each with a warning in the log.
+// the same dir is ErrInvalidArgument, and so is a dir that names a file (or
+// lies under one). A dir the file system fails to create, read or lock (no
+// permission, a read-only or full disk, an I/O error) is ErrStoreFailed,
+// with the system's reason. A damaged directory (a missing log segment,
+// wherever it is; a damaged record that was fsynced, or that records after
+// it follow) is ErrCorrupt, and nothing in it is changed; a torn last
+// record, what a crash leaves, is cut off, and a damaged record that the
+// last snapshot holds is skipped, each with a warning in the log.
 //
 // A call returns once its change is as durable as the [SyncMode] promises
 // (SyncAlways by default), and a message becomes receivable, or visible to
@@ -121,13 +124,19 @@ func Open(dir string, opts ...Option) (*Namespace, error) {
 		s.interval = DefaultSyncInterval
 	}
 	log, rec, err := wal.Open(dir, wal.Options{FS: s.fs, Sync: wal.SyncMode(s.sync), Interval: s.interval, SegmentSize: s.segment, MaxRecordSize: s.maxRecord})
+	var dirErr *wal.DirError
 	switch {
 	case errors.Is(err, wal.ErrLocked):
 		return nil, errorf(ErrInvalidArgument, culprit, "another namespace holds it")
 	case errors.Is(err, wal.ErrCorrupt):
 		return nil, errorf(ErrCorrupt, culprit, "%v", err)
-	case err != nil:
-		return nil, errorf(ErrInvalidArgument, culprit, "%v", err)
+	case errors.As(err, &dirErr) && errors.Is(dirErr.Err, syscall.ENOTDIR):
+		// dir, or a folder on its path, is a file: no directory can be there.
+		return nil, errorf(ErrInvalidArgument, culprit, "not a directory")
+	case errors.As(err, &dirErr):
+		return nil, errorf(ErrStoreFailed, culprit, "cannot %s it: %v", dirErr.Op, dirErr.Err)
+	case err != nil: // the file system failed while Open read the log
+		return nil, errorf(ErrStoreFailed, culprit, "%v", err)
 	}
 	if rec.Repaired {
 		o.logger.Warn("minibus: repaired the torn last record of the log", "dir", dir)

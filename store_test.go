@@ -305,6 +305,20 @@ func TestOpenBadDirectories(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
 	_, err = minibus.Open(file)
 	requireSentinel(t, err, minibus.ErrInvalidArgument, file)
+	require.EqualError(t, err, fmt.Sprintf("minibus: namespace directory %q: not a directory: invalid argument", file))
+	_, err = minibus.Open(filepath.Join(file, "ns"))
+	requireSentinel(t, err, minibus.ErrInvalidArgument, "not a directory")
+
+	// A directory the file system cannot create is an I/O failure, not a bad
+	// argument, and says so without the log's internals.
+	fsys := wal.NewMemFS()
+	fsys.FailNext(wal.OpMkdir, "/data", syscall.EIO)
+	_, err = minibus.Open("/data/ns", minibus.WithFS(fsys))
+	requireSentinel(t, err, minibus.ErrStoreFailed, "/data/ns")
+	require.EqualError(t, err, `minibus: namespace directory "/data/ns": cannot create it: mkdir /data/ns: input/output error: store failed`)
+	ns2, err := minibus.Open("/data/ns", minibus.WithFS(fsys))
+	require.NoError(t, err, "the failure was the file system's, and it passed")
+	require.NoError(t, ns2.Close())
 
 	_, err = minibus.Open("")
 	requireSentinel(t, err, minibus.ErrInvalidArgument, "namespace directory")

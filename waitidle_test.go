@@ -37,8 +37,8 @@ func TestWaitIdle_Basics(t *testing.T) {
 	require.ErrorIs(t, ns.WaitIdle(context.Background()), minibus.ErrClosed)
 }
 
-// WaitIdle returns only once no handler runs: not while one is held, and
-// ctx.Err() when ctx ends first.
+// WaitIdle returns only once no handler runs (SEMANTICS P1): not while one
+// is held, and ctx.Err() when ctx ends first.
 func TestWaitIdle_WaitsForHandlers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		env := minibustest.New(t)
@@ -171,7 +171,7 @@ func TestWaitIdle_AfterClockMove(t *testing.T) {
 }
 
 // WaitIdle waits while a session is available and every session slot is
-// busy; it waits for running processors only.
+// busy; it waits for running processors only (SEMANTICS P1).
 func TestWaitIdle_SessionsAndStoppedProcessors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		env := minibustest.New(t)

@@ -2,6 +2,8 @@ package azsb
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"runtime"
 	"strings"
 	"sync"
@@ -22,7 +24,8 @@ import (
 // entity return nil and no error, and the other calls report the service's
 // HTTP answer as an *azcore.ResponseError: 404 for a missing entity, 409
 // for a name taken, 400 for a property minibus refuses (the minibus error
-// stays reachable with errors.Is).
+// stays reachable with errors.Is). Over a nil namespace every call, Gets
+// and lists included, is a 400 that wraps minibus.ErrInvalidArgument.
 //
 // Properties minibus has no use for (EnableBatchedOperations,
 // EnablePartitioning, SupportOrdering, UserMetadata, AuthorizationRules)
@@ -107,11 +110,25 @@ func (x *nsExtras) drop(path string) {
 	}
 }
 
+// noNamespace is the error of every call of an AdminClient over a nil
+// namespace: a 400 *azcore.ResponseError that wraps
+// minibus.ErrInvalidArgument, as the calls that minibus answers give, also
+// where a missing entity would be nil and no error (a Get, a list).
+func (a *AdminClient) noNamespace(method, path string) error {
+	if a.ns != nil {
+		return nil
+	}
+	return responseError(http.StatusBadRequest, method, path, fmt.Errorf("azsb: nil *minibus.Namespace: %w", minibus.ErrInvalidArgument))
+}
+
 // GetNamespaceProperties describes the namespace: named "minibus", SKU
 // "Standard" (minibus's limits are Standard's), no messaging units, created
 // when azsb first saw it.
 func (a *AdminClient) GetNamespaceProperties(ctx context.Context, options *admin.GetNamespacePropertiesOptions) (admin.GetNamespacePropertiesResponse, error) {
 	if err := ctx.Err(); err != nil {
+		return admin.GetNamespacePropertiesResponse{}, err
+	}
+	if err := a.noNamespace(http.MethodGet, "/$namespaceinfo"); err != nil {
 		return admin.GetNamespacePropertiesResponse{}, err
 	}
 	return admin.GetNamespacePropertiesResponse{NamespaceProperties: admin.NamespaceProperties{

@@ -208,6 +208,9 @@ func (a *AdminClient) findQueue(ctx context.Context, name string) (*minibus.Queu
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := a.noNamespace(http.MethodGet, "/"+name); err != nil {
+		return nil, err
+	}
 	q, err := a.ns.Queue(name)
 	if errors.Is(err, minibus.ErrNotFound) || errors.Is(err, minibus.ErrInvalidArgument) {
 		return nil, nil
@@ -284,4 +287,9 @@ func (a *AdminClient) NewListQueuesRuntimePropertiesPager(options *admin.ListQue
 	})
 }
 
-func (a *AdminClient) queueNames() ([]string, error) { return a.ns.Queues(), nil }
+func (a *AdminClient) queueNames() ([]string, error) {
+	if err := a.noNamespace(http.MethodGet, "/$Resources/queues"); err != nil {
+		return nil, err
+	}
+	return a.ns.Queues(), nil
+}

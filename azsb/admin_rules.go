@@ -267,6 +267,9 @@ func (a *AdminClient) NewListRulesPager(topicName string, subscriptionName strin
 	}
 	rules := map[string]minibus.Rule{}
 	names := func() ([]string, error) {
+		if err := a.noNamespace(http.MethodGet, "/"+subPath(topicName, subscriptionName)+"/Rules"); err != nil {
+			return nil, err
+		}
 		s, err := a.ruleSubscription(topicName, subscriptionName)
 		if err != nil {
 			return nil, nil

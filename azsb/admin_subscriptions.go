@@ -195,6 +195,9 @@ func (a *AdminClient) DeleteSubscription(ctx context.Context, topicName string, 
 // none, as the service's empty feed does.
 func (a *AdminClient) subscriptionNames(topic string) func() ([]string, error) {
 	return func() ([]string, error) {
+		if err := a.noNamespace(http.MethodGet, "/"+topic+"/Subscriptions"); err != nil {
+			return nil, err
+		}
 		t, err := a.ns.Topic(topic)
 		if err != nil {
 			return nil, nil

@@ -153,6 +153,58 @@ func TestAdminNotFound(t *testing.T) {
 	requireStatus(t, err, http.StatusNotFound, minibus.ErrNotFound)
 }
 
+// TestAdminNilNamespace: over a nil namespace every Get, GetRuntimeProperties
+// and list is a 400 that wraps minibus.ErrInvalidArgument, as the other
+// calls are (issue 42: GetQueue returned nil and no error, which reads as
+// "no such queue").
+func TestAdminNilNamespace(t *testing.T) {
+	ctx := context.Background()
+	a := azsb.NewAdminClient(nil)
+	check := func(name string, got any, err error) {
+		t.Helper()
+		requireStatus(t, err, http.StatusBadRequest, minibus.ErrInvalidArgument)
+		require.Contains(t, err.Error(), "nil *minibus.Namespace", name)
+		require.Nil(t, got, name)
+	}
+	q, err := a.GetQueue(ctx, "q", nil)
+	check("GetQueue", q, err)
+	qrt, err := a.GetQueueRuntimeProperties(ctx, "q", nil)
+	check("GetQueueRuntimeProperties", qrt, err)
+	top, err := a.GetTopic(ctx, "t", nil)
+	check("GetTopic", top, err)
+	trt, err := a.GetTopicRuntimeProperties(ctx, "t", nil)
+	check("GetTopicRuntimeProperties", trt, err)
+	sub, err := a.GetSubscription(ctx, "t", "s", nil)
+	check("GetSubscription", sub, err)
+	srt, err := a.GetSubscriptionRuntimeProperties(ctx, "t", "s", nil)
+	check("GetSubscriptionRuntimeProperties", srt, err)
+	rule, err := a.GetRule(ctx, "t", "s", "r", nil)
+	check("GetRule", rule, err)
+	_, err = a.GetNamespaceProperties(ctx, nil)
+	check("GetNamespaceProperties", nil, err)
+
+	_, err = a.NewListQueuesPager(nil).NextPage(ctx)
+	check("NewListQueuesPager", nil, err)
+	_, err = a.NewListQueuesRuntimePropertiesPager(nil).NextPage(ctx)
+	check("NewListQueuesRuntimePropertiesPager", nil, err)
+	_, err = a.NewListTopicsPager(nil).NextPage(ctx)
+	check("NewListTopicsPager", nil, err)
+	_, err = a.NewListTopicsRuntimePropertiesPager(nil).NextPage(ctx)
+	check("NewListTopicsRuntimePropertiesPager", nil, err)
+	_, err = a.NewListSubscriptionsPager("t", nil).NextPage(ctx)
+	check("NewListSubscriptionsPager", nil, err)
+	_, err = a.NewListSubscriptionsRuntimePropertiesPager("t", nil).NextPage(ctx)
+	check("NewListSubscriptionsRuntimePropertiesPager", nil, err)
+	_, err = a.NewListRulesPager("t", "s", nil).NextPage(ctx)
+	check("NewListRulesPager", nil, err)
+
+	// As the calls that minibus answers.
+	_, err = a.DeleteQueue(ctx, "q", nil)
+	requireStatus(t, err, http.StatusBadRequest, minibus.ErrInvalidArgument)
+	_, err = a.CreateQueue(ctx, "q", nil)
+	requireStatus(t, err, http.StatusBadRequest, minibus.ErrInvalidArgument)
+}
+
 func TestAdminTopicAndSubscription(t *testing.T) {
 	e := newEnv(t)
 	status := admin.EntityStatusActive

@@ -101,6 +101,9 @@ func (a *AdminClient) findTopic(ctx context.Context, name string) (*minibus.Topi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := a.noNamespace(http.MethodGet, "/"+name); err != nil {
+		return nil, err
+	}
 	t, err := a.ns.Topic(name)
 	if errors.Is(err, minibus.ErrNotFound) || errors.Is(err, minibus.ErrInvalidArgument) {
 		return nil, nil
@@ -201,4 +204,9 @@ func (a *AdminClient) NewListTopicsRuntimePropertiesPager(options *admin.ListTop
 	})
 }
 
-func (a *AdminClient) topicNames() ([]string, error) { return a.ns.Topics(), nil }
+func (a *AdminClient) topicNames() ([]string, error) {
+	if err := a.noNamespace(http.MethodGet, "/$Resources/topics"); err != nil {
+		return nil, err
+	}
+	return a.ns.Topics(), nil
+}

@@ -26,8 +26,9 @@ type Client struct {
 	next   uint64
 	links  map[uint64]interface{ closeLink() }
 
-	// acceptTimeout is how long AcceptNextSession* waits when its ctx has
-	// no deadline, as the service does ("up to one minute").
+	// acceptTimeout is how long AcceptNextSession* waits, on the namespace
+	// clock, when its ctx has no deadline, as the service does ("up to one
+	// minute").
 	acceptTimeout time.Duration
 }
 
@@ -373,24 +374,33 @@ func (c *Client) acceptSession(ctx context.Context, e entityRef, sessionID *stri
 // acceptNext is AcceptNextSession with the SDK's timeouts. The SDK asks the
 // service to wait until shortly before ctx's deadline (com.microsoft:timeout
 // on the link, when at least 1 ms is left), and the service waits a minute
-// when ctx has none; its answer, com.microsoft:timeout, becomes an
+// when ctx has none: here a minute of the namespace clock, like every wait
+// of the broker, so that a mock clock moved a minute ends it and nothing
+// waits a real minute. Its answer, com.microsoft:timeout, becomes an
 // *azservicebus.Error with CodeTimeout that hides the ctx's error.
 func (c *Client) acceptNext(ctx context.Context, e entityRef, ent receivable, o *minibus.SessionReceiverOptions) (*minibus.SessionReceiver, error) {
 	serviceWait := true
 	if deadline, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.acceptTimeout)
-		defer cancel()
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		t := c.ns.Clock().AfterFunc(c.acceptTimeout, func() { cancel(errServiceWait) })
+		defer t.Stop()
 	} else if time.Until(deadline) < time.Millisecond {
 		serviceWait = false // the SDK sends no timeout: the ctx ends the wait
 	}
 	msr, err := ent.AcceptNextSession(ctx, o)
-	if serviceWait && errors.Is(err, context.DeadlineExceeded) {
+	timedOut := errors.Is(err, context.DeadlineExceeded) || (errors.Is(err, context.Canceled) && context.Cause(ctx) == errServiceWait)
+	if serviceWait && timedOut {
 		return nil, withCode(azservicebus.CodeTimeout,
 			fmt.Errorf("azsb: no session of %s had a message available in time (the service's com.microsoft:timeout)", e))
 	}
 	return msr, err
 }
+
+// errServiceWait ends an AcceptNextSession whose ctx has no deadline when
+// the service's wait is over.
+var errServiceWait = errors.New("azsb: the service's wait for a session is over")
 
 func minibusMode(m azservicebus.ReceiveMode) minibus.ReceiveMode {
 	if m == azservicebus.ReceiveModeReceiveAndDelete {

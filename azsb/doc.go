@@ -1,8 +1,12 @@
 // Package azsb gives code written for the Azure SDK for Go's Service Bus
 // client (github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus and
-// its admin package) a minibus namespace to run against, unchanged: the
-// application keeps its azservicebus types, and only the constructor
-// differs.
+// its admin package) a minibus namespace to run against: the application
+// keeps its azservicebus types, and only the constructor differs. azsb's
+// Client, Sender and Receiver are types of their own with the SDK's
+// methods, so the code must hold them through interfaces over the SDK's
+// types (as a service does to test itself; see "What azsb is"): code that
+// names *azservicebus.Client or *azservicebus.Sender in its own signatures
+// cannot take azsb's.
 //
 //	ns := minibus.NewNamespace()              // in tests, with minibus.WithClock(mock)
 //	client := azsb.NewClient(ns)              // instead of azservicebus.NewClient(...)
@@ -154,7 +158,8 @@
 // wait for a session that no receiver holds and that has a message
 // available, take the one whose first available message is oldest, and
 // answer CodeTimeout when none comes before ctx's deadline or, without
-// one, within the minute the service waits. A SessionReceiver gets its
+// one, within the minute the service waits, on the namespace clock (a
+// mock moved a minute ends it). A SessionReceiver gets its
 // session's messages in order, each locked as long as the session;
 // RenewSessionLock renews them all and moves LockedUntil, which otherwise
 // stays as it was at accept, as the SDK's does; GetSessionState and
@@ -181,8 +186,8 @@
 //     answer with a status other than 401, 404, 408, 410, 500 and 503 as a
 //     connection fault, gives up after its retries with CodeConnectionLost.
 //     azsb gives that error at once, wrapping minibus.ErrInvalidArgument.
-//   - The session id "": the SDK accepts it and so does azsb. minibus locks
-//     the session "", which can keep state (and is then listed) but never
-//     has a message, because a message whose SessionID is "" has no session
-//     and a session-enabled entity refuses it (amqp:not-allowed).
+//   - The session id "": the SDK accepts it; minibus refuses to accept it
+//     (an error wrapping minibus.ErrInvalidArgument), because a message
+//     whose SessionID is "" has no session and a session-enabled entity
+//     refuses it (amqp:not-allowed): that session could never have one.
 package azsb

@@ -59,9 +59,13 @@ func TestErrorNotFound(t *testing.T) {
 	// Senders and receivers open nothing: the first call reports the
 	// missing entity.
 	s := e.sender("missing")
-	requireCode(t, s.SendMessage(e.ctx, &azservicebus.Message{}, nil), azservicebus.CodeNotFound, minibus.ErrNotFound)
+	err := s.SendMessage(e.ctx, &azservicebus.Message{}, nil)
+	requireCode(t, err, azservicebus.CodeNotFound, minibus.ErrNotFound)
+	// A sender's name may be a queue's or a topic's: the error says neither
+	// exists, not that a topic does not.
+	require.EqualError(t, err, `(notfound): azsb: sender for "missing": no queue or topic of that name: not found`)
 	r := e.receiver("missing", nil)
-	_, err := r.ReceiveMessages(e.ctx, 1, nil)
+	_, err = r.ReceiveMessages(e.ctx, 1, nil)
 	requireCode(t, err, azservicebus.CodeNotFound, minibus.ErrNotFound)
 	rs, err := e.c.NewReceiverForSubscription("no-topic", "sub", nil)
 	require.NoError(t, err)
@@ -80,7 +84,9 @@ func TestErrorNotFound(t *testing.T) {
 	qs := e.sender("q")
 	require.NoError(t, qs.SendMessage(e.ctx, &azservicebus.Message{}, nil))
 	require.NoError(t, e.ns.DeleteQueue("q"))
-	requireCode(t, qs.SendMessage(e.ctx, &azservicebus.Message{}, nil), azservicebus.CodeNotFound, minibus.ErrNotFound)
+	err = qs.SendMessage(e.ctx, &azservicebus.Message{}, nil)
+	requireCode(t, err, azservicebus.CodeNotFound, minibus.ErrNotFound)
+	require.ErrorContains(t, err, `sender for "q": no queue or topic of that name`)
 	e.queue("q", nil)
 	require.NoError(t, qs.SendMessage(e.ctx, &azservicebus.Message{Body: []byte("new")}, nil))
 	require.Equal(t, "new", string(e.receive(e.receiver("q", nil), 1)[0].Body))

@@ -32,15 +32,21 @@ func exampleNamespace(t *testing.T) *clock.Mock {
 	t.Helper()
 	mock := clock.NewMock()
 	mock.Set(time.Now())
-	ns = minibus.NewNamespace(minibus.WithClock(mock))
+	exampleNamespaceOn(t, mock)
+	return mock
+}
+
+// exampleNamespaceOn is exampleNamespace on the clock c.
+func exampleNamespaceOn(t *testing.T, c clock.Clock) {
+	t.Helper()
+	ns = minibus.NewNamespace(minibus.WithClock(c))
 	client = azsb.NewClient(ns)
-	c, n := client, ns
+	cl, n := client, ns
 	t.Cleanup(func() {
-		_ = c.Close(context.Background())
+		_ = cl.Close(context.Background())
 		_ = n.Close()
 		ns, client, sender, receiver, adminClient, messages, err = nil, nil, nil, nil, nil, nil, nil
 	})
-	return mock
 }
 
 var stdoutMu sync.Mutex

@@ -3,6 +3,7 @@ package azsb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +55,10 @@ func (s *Sender) get() (target, bool, error) {
 		return nil, false, err
 	}
 	t, err := s.c.ns.Topic(s.name)
+	if errors.Is(err, minibus.ErrNotFound) {
+		// Neither lookup found it: say so, not "topic not found".
+		return nil, false, fmt.Errorf("azsb: sender for %q: no queue or topic of that name: %w", s.name, minibus.ErrNotFound)
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/Azure/go-amqp"
+	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
 	"github.com/minibus-go/minibus/azsb"
 	"github.com/stretchr/testify/require"
@@ -103,12 +105,8 @@ func TestSessionAcceptNext(t *testing.T) {
 	require.False(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
 	require.True(t, strings.HasPrefix(err.Error(), "(timeout): "), err.Error())
 
-	// Without a deadline the service's wait applies (shortened here).
-	c := azsb_newClient(e)
-	azsb.SetAcceptTimeout(c, 10*time.Millisecond)
-	_, err = c.AcceptNextSessionForQueue(e.ctx, "sq", nil)
-	require.ErrorAs(t, err, &sbErr)
-	require.Equal(t, azservicebus.CodeTimeout, sbErr.Code)
+	// Without a deadline the service's wait applies, on the namespace
+	// clock: TestSessionAcceptNextWaitsOnTheNamespaceClock.
 
 	// A ctx already past its deadline: the SDK asks the service for no
 	// wait, and the ctx ends the call with its own error.
@@ -121,6 +119,57 @@ func TestSessionAcceptNext(t *testing.T) {
 	_, err = e.c.AcceptNextSessionForQueue(cctx, "sq", nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.False(t, errors.As(err, &sbErr))
+}
+
+// Without a ctx deadline, AcceptNextSessionFor… waits the service's minute
+// on the namespace clock (issue 42: it waited on the real clock, so a test
+// on a mock clock was blocked a real minute): moving the mock a minute ends
+// the wait with the SDK's timeout error, and not a moment before. In a
+// synctest bubble, where a real-clock timer would make time jump: none
+// does.
+func TestSessionAcceptNextWaitsOnTheNamespaceClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.queue("sq", &minibus.QueueProperties{RequiresSession: true})
+		top, err := e.ns.CreateTopic("t", nil)
+		require.NoError(t, err)
+		_, err = top.CreateSubscription("ss", &minibus.SubscriptionProperties{RequiresSession: true})
+		require.NoError(t, err)
+		for name, accept := range map[string]func() error{
+			"queue": func() error {
+				_, err := e.c.AcceptNextSessionForQueue(e.ctx, "sq", nil)
+				return err
+			},
+			"subscription": func() error {
+				_, err := e.c.AcceptNextSessionForSubscription(e.ctx, "t", "ss", nil)
+				return err
+			},
+		} {
+			start := time.Now()
+			done := make(chan error, 1)
+			go func() { done <- accept() }()
+			synctest.Wait()
+			e.mock.Add(time.Minute - time.Nanosecond)
+			synctest.Wait()
+			select {
+			case err := <-done:
+				t.Fatalf("%s: the wait ended before the namespace's minute: %v", name, err)
+			default:
+			}
+			e.mock.Add(time.Nanosecond)
+			synctest.Wait()
+			select {
+			case err := <-done:
+				var sbErr *azservicebus.Error
+				require.ErrorAs(t, err, &sbErr, name)
+				require.Equal(t, azservicebus.CodeTimeout, sbErr.Code, name)
+				require.False(t, errors.Is(err, context.Canceled), "%s: %v", name, err)
+			default:
+				t.Fatalf("%s: still waiting after the namespace's minute", name)
+			}
+			require.Less(t, time.Since(start), time.Second, "%s: no real waiting", name)
+		}
+	})
 }
 
 func TestSessionErrors(t *testing.T) {
@@ -234,7 +283,9 @@ func TestSDKExamplesSession(t *testing.T) {
 		require.Equal(t, "Recently updated session ID: a\nRecently updated session ID: b\nRecently updated session ID: c\n", printed)
 	})
 	t.Run("ExampleClient_AcceptNextSessionForQueue_roundrobin", func(t *testing.T) {
-		exampleNamespace(t)
+		// The example ends when the service's wait for a session is over:
+		// a wait on the namespace clock, here the real one, shortened.
+		exampleNamespaceOn(t, clock.New())
 		azsb.SetAcceptTimeout(client, 50*time.Millisecond)
 		q, err := ns.CreateQueue("exampleSessionQueue", &minibus.QueueProperties{RequiresSession: true})
 		require.NoError(t, err)
@@ -351,18 +402,17 @@ func TestSessionSettleOtherSession(t *testing.T) {
 	require.Equal(t, int64(2), q.RuntimeProperties().ActiveMessageCount)
 }
 
-// TestSessionEmptyID: the SDK takes "" as a session id; minibus locks the
-// session "", which can keep state but never has a message, because a
-// message whose SessionID is "" has no session.
+// TestSessionEmptyID: the SDK takes "" as a session id; minibus refuses
+// it (SEMANTICS SS2: no message can carry an empty SessionID, so the
+// session could never have one), with an error that wraps
+// minibus.ErrInvalidArgument, and holds nothing.
 func TestSessionEmptyID(t *testing.T) {
 	e := newEnv(t)
 	e.queue("sq", &minibus.QueueProperties{RequiresSession: true})
-	sr, err := e.c.AcceptSessionForQueue(e.ctx, "sq", "", nil)
-	require.NoError(t, err)
-	defer sr.Close(e.ctx)
-	require.Equal(t, "", sr.SessionID())
-	require.NoError(t, sr.SetSessionState(e.ctx, []byte("x"), nil))
-	require.Equal(t, []string{""}, listAll(t, e.c.NewListSessionsForQueuePager("sq", nil)))
+	_, err := e.c.AcceptSessionForQueue(e.ctx, "sq", "", nil)
+	require.ErrorIs(t, err, minibus.ErrInvalidArgument)
+	require.Contains(t, err.Error(), "session id is empty")
+	require.Equal(t, []string{}, listAll(t, e.c.NewListSessionsForQueuePager("sq", nil)))
 
 	err = e.sender("sq").SendMessage(e.ctx, &azservicebus.Message{SessionID: ptr("")}, nil)
 	requireCondition(t, err, amqp.ErrCondNotAllowed, minibus.ErrInvalidArgument)

@@ -123,6 +123,23 @@ type Reducer interface {
 	Reduction() int
 }
 
+// Needy is implemented by peers that need something this build or this
+// machine may lack (goqite: cgo, for its SQLite driver). Missing says what
+// is lacking, or "" when the peer can run. [RunWorkload] skips a peer that
+// lacks something ([StatusSkipped]) and says why, rather than failing its
+// runs.
+type Needy interface {
+	Missing() string
+}
+
+// missing is what p lacks to run here ("" for nothing).
+func missing(p Peer) string {
+	if n, ok := p.(Needy); ok {
+		return n.Missing()
+	}
+	return ""
+}
+
 // TopicPeer is implemented by peers that can fan out one message to several
 // subscriptions (W6).
 type TopicPeer interface {

@@ -34,6 +34,25 @@ type GoqitePeer struct{}
 // Reduction implements [Reducer]: a tenth of the messages.
 func (GoqitePeer) Reduction() int { return 10 }
 
+// goqiteNoCgo is what the goqite peers lack in a build without cgo.
+const goqiteNoCgo = "goqite needs mattn/go-sqlite3 built with cgo (a C compiler and CGO_ENABLED=1); this program was built without cgo"
+
+// Missing implements [Needy]: cgo, for mattn/go-sqlite3.
+func (GoqitePeer) Missing() string {
+	if !cgoBuilt {
+		return goqiteNoCgo
+	}
+	return ""
+}
+
+// Missing implements [Needy]: cgo, for mattn/go-sqlite3.
+func (GoqiteFilePeer) Missing() string {
+	if !cgoBuilt {
+		return goqiteNoCgo
+	}
+	return ""
+}
+
 // goqitePoll is the receive poll interval: goqite's job runner polls every
 // 100 ms by default; 1 ms keeps W4's latency from being the poll interval.
 const goqitePoll = time.Millisecond

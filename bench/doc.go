@@ -11,11 +11,19 @@
 //
 //	bench/run.sh                 # the full matrix, 3 repetitions: writes bench/RESULTS.md
 //	BENCH_QUICK=1 bench/run.sh   # 1/100 of the counts, seconds instead of minutes
+//	BENCH_SMOKE=1 bench/run.sh   # each run once at its smallest, into a temporary directory
 //
 // run.sh runs cmd/minibench once per workload (W1 … W7), each process
 // running every peer in turn for each repetition, then writes RESULTS.md
 // from the JSON files the processes left in bench/results/. Its header
 // lists the environment variables that shrink or filter a run.
+//
+// BENCH_SMOKE=1 (bench/lib.sh) runs any of the three scripts through
+// every workload, peer and process once at the smallest size, writes the
+// report to a temporary directory (or BENCH_OUT) and fails if a run or a
+// process failed: .ci/run does so for all three, to show that the
+// commands work; its figures mean nothing. A peer that needs something
+// missing here ([Needy]: goqite without cgo) is skipped with the reason.
 //
 // # Scaling
 //
@@ -98,7 +106,8 @@
 // every message acknowledged), run every workload of the matrix on every
 // peer at its smallest count, D2, D5 and D7 of the durable set for the
 // shortest time or at the smallest count, and every scaling variable at its
-// smallest size on minibus and the baseline; they check outcomes and
-// counts, never timings. goleak checks that every broker shuts down without leaving a
+// smallest size on minibus and the baseline; cmd/minibench's run D1, D4
+// and W1 through the command, each run in a child process as the scripts
+// do. They check outcomes and counts, never timings. goleak checks that every broker shuts down without leaving a
 // goroutine behind.
 package bench

@@ -9,26 +9,32 @@
 #   bench/durable.sh                      # the full set, 3 repetitions: about 8 minutes on 2 cores
 #   BENCH_DURABLE=1 bench/run.sh          # the same
 #   BENCH_QUICK=1 bench/durable.sh        # 1/100 of the time and counts: a quick look
+#   BENCH_SMOKE=1 bench/durable.sh        # each run once at its smallest: does the command work? (CI)
 #   BENCH_WORKLOADS="D2 D7" BENCH_DIR=/var/tmp bench/durable.sh
 #
-# Environment: BENCH_QUICK=1, BENCH_SCALE (fraction of the measured time
-# and of D7's count), BENCH_REPS (default 3), BENCH_PEERS (comma-separated),
+# Environment: BENCH_QUICK=1, BENCH_SMOKE=1 and BENCH_OUT (bench/lib.sh
+# says what they do), BENCH_CHECK=1 (fail if a run or process failed),
+# BENCH_SCALE (fraction of the measured time and of D7's count),
+# BENCH_REPS (default 3; with BENCH_SMOKE 1), BENCH_PEERS (comma-separated),
 # BENCH_WORKLOADS (space-separated, default D1 … D7), BENCH_DIR (where the
 # stores go: a disk, not a tmpfs; default the system's temporary directory),
 # BENCH_RUN_TIMEOUT (one run, default 5m), BENCH_STALL (default 60s),
 # BENCH_PROCESS_TIMEOUT (one workload process, default 10m). Intermediate
-# files go to bench/results/ (ignored by git).
+# files go to bench/results/ (ignored by git) or BENCH_OUT.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+bench_out
 cd "$(dirname "$0")"
 
 command="bench/durable.sh"
-for v in BENCH_PROCESS_TIMEOUT BENCH_STALL BENCH_RUN_TIMEOUT BENCH_DIR BENCH_WORKLOADS BENCH_PEERS BENCH_REPS BENCH_SCALE BENCH_QUICK; do
+for v in BENCH_PROCESS_TIMEOUT BENCH_STALL BENCH_RUN_TIMEOUT BENCH_DIR BENCH_WORKLOADS BENCH_PEERS BENCH_REPS BENCH_SCALE BENCH_CHECK BENCH_SMOKE BENCH_QUICK; do
 	if [ -n "${!v:-}" ]; then
 		command="$v=\"${!v}\" $command"
 	fi
 done
 
-results=results
+results=${out:-results}
+md=${out:-.}/RESULTS.md
 mkdir -p "$results"
 rm -f "$results"/D*.json "$results"/D*.json.tmp
 go build -o "$results/minibench" ./cmd/minibench
@@ -53,5 +59,6 @@ for w in ${BENCH_WORKLOADS:-D1 D2 D3 D4 D5 D6 D7}; do
 done
 echo "== done in $(($(date +%s) - start)) s" >&2
 
-"$results/minibench" -durable-report -in "$results" -md RESULTS.md -command "$command" -missing "$missing"
-echo "wrote the durable section of bench/RESULTS.md" >&2
+"$results/minibench" -durable-report -in "$results" -md "$md" -command "$command" -missing "$missing"
+echo "wrote the durable section of ${out:-bench}/RESULTS.md" >&2
+bench_finish "$missing" "$md"

@@ -194,6 +194,8 @@ func (s stats) statusText() string {
 		return "not built yet"
 	case s.statuses[StatusNA] > 0:
 		return "n/a"
+	case s.statuses[StatusSkipped] == s.runs && s.runs > 0:
+		return "skipped"
 	case s.runs == 0:
 		return "—"
 	default:
@@ -226,7 +228,7 @@ func runsText(f RunFile, peer string) string {
 		}
 	}
 	var parts []string
-	for _, st := range []Status{StatusOK, StatusNA, StatusNotBuilt, StatusStall, StatusTimeout, StatusError} {
+	for _, st := range []Status{StatusOK, StatusNA, StatusNotBuilt, StatusSkipped, StatusStall, StatusTimeout, StatusError} {
 		if c := counts[st]; c > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c, st))
 		}
@@ -391,6 +393,13 @@ func writeIncidents(b *strings.Builder, level string, files []RunFile, missing [
 		lines = append(lines, "- "+m)
 	}
 	for _, f := range files {
+		skipped := map[string]bool{}
+		for _, r := range f.Results {
+			if r.Status == StatusSkipped && !skipped[r.Peer] {
+				skipped[r.Peer] = true
+				lines = append(lines, fmt.Sprintf("- %s %s: skipped: %s", r.Workload, r.Peer, r.Error))
+			}
+		}
 		if f.Finished.IsZero() {
 			lines = append(lines, fmt.Sprintf("- %s: the process did not finish (killed by the script's timeout or crashed); %d runs recorded.", f.Workload, len(f.Results)))
 		}

@@ -6,35 +6,41 @@
 #
 #   bench/run.sh                          # the full matrix
 #   BENCH_QUICK=1 bench/run.sh            # 1/100 of the counts: a quick look
+#   BENCH_SMOKE=1 bench/run.sh            # each run once at its smallest: does the command work? (CI)
 #   BENCH_WORKLOADS="W1 W4" BENCH_PEERS=minibus,btree bench/run.sh
 #   BENCH_SCALING=1 bench/run.sh          # the scaling set instead: bench/scaling.sh
 #   BENCH_DURABLE=1 bench/run.sh          # the durable set instead: bench/durable.sh
 #
-# Environment: BENCH_QUICK=1, BENCH_SCALE (fraction of the full counts),
-# BENCH_REPS (default 3), BENCH_PEERS (comma-separated), BENCH_WORKLOADS
+# Environment: BENCH_QUICK=1, BENCH_SMOKE=1 and BENCH_OUT (bench/lib.sh
+# says what they do), BENCH_CHECK=1 (fail if a run or process failed),
+# BENCH_SCALE (fraction of the full counts), BENCH_REPS (default 3; with
+# BENCH_SMOKE 1), BENCH_PEERS (comma-separated), BENCH_WORKLOADS
 # (space-separated), BENCH_RUN_TIMEOUT (one run, default 5m), BENCH_STALL
 # (no progress this long stops a run, default 60s), BENCH_PROCESS_TIMEOUT
 # (one workload process, default 12m). Intermediate files go to
-# bench/results/ (ignored by git). RESULTS.md's durable section, written by
+# bench/results/ (ignored by git) or BENCH_OUT. RESULTS.md's durable section, written by
 # bench/durable.sh, is kept as it is.
 set -euo pipefail
-cd "$(dirname "$0")"
 
 if [ -n "${BENCH_SCALING:-}" ]; then
-	exec ./scaling.sh
+	exec "$(dirname "$0")/scaling.sh"
 fi
 if [ -n "${BENCH_DURABLE:-}" ]; then
-	exec ./durable.sh
+	exec "$(dirname "$0")/durable.sh"
 fi
+. "$(dirname "$0")/lib.sh"
+bench_out
+cd "$(dirname "$0")"
 
 command="bench/run.sh"
-for v in BENCH_PROCESS_TIMEOUT BENCH_STALL BENCH_RUN_TIMEOUT BENCH_WORKLOADS BENCH_PEERS BENCH_REPS BENCH_SCALE BENCH_QUICK; do
+for v in BENCH_PROCESS_TIMEOUT BENCH_STALL BENCH_RUN_TIMEOUT BENCH_WORKLOADS BENCH_PEERS BENCH_REPS BENCH_SCALE BENCH_CHECK BENCH_SMOKE BENCH_QUICK; do
 	if [ -n "${!v:-}" ]; then
 		command="$v=\"${!v}\" $command"
 	fi
 done
 
-results=results
+results=${out:-results}
+md=${out:-.}/RESULTS.md
 mkdir -p "$results"
 rm -f "$results"/W*.json "$results"/W*.json.tmp
 go build -o "$results/minibench" ./cmd/minibench
@@ -59,5 +65,6 @@ for w in ${BENCH_WORKLOADS:-W1 W2 W3 W4 W5 W6 W7}; do
 done
 echo "== done in $(($(date +%s) - start)) s" >&2
 
-"$results/minibench" -report -in "$results" -md RESULTS.md -command "$command" -missing "$missing"
-echo "wrote bench/RESULTS.md" >&2
+"$results/minibench" -report -in "$results" -md "$md" -command "$command" -missing "$missing"
+echo "wrote ${out:-bench}/RESULTS.md" >&2
+bench_finish "$missing" "$md"

@@ -21,7 +21,15 @@ const (
 	StatusStall    Status = "stall"         // no progress for RunOptions.StallAfter
 	StatusTimeout  Status = "timeout"       // longer than RunOptions.RunTimeout
 	StatusError    Status = "error"
+	StatusSkipped  Status = "skipped" // the peer lacks something here ([Needy]); Error says what
 )
+
+// Failed says whether a run with this status failed: a stall, a timeout or
+// an error, as opposed to a figure, a peer that cannot do the workload, a
+// feature not built, or a peer skipped for what it lacks.
+func (s Status) Failed() bool {
+	return s == StatusStall || s == StatusTimeout || s == StatusError
+}
 
 // Result is one run of one workload on one peer.
 type Result struct {
@@ -73,6 +81,10 @@ type RunOptions struct {
 	// them slowed minibus's W6, which collects often, by about a sixth, and
 	// the btree queue, which seldom does, not at all.)
 	Isolate func(ctx context.Context, w *Workload, p Peer, n int) Result
+	// HeapWarmth, if set, is the most heap a scaling phase warms before
+	// it measures, in place of 1 GiB (what the largest phase allocates):
+	// a run that measures nothing (BENCH_SMOKE) need not warm it.
+	HeapWarmth uint64
 	// OnPhase, if set, is called when a measured part of a run begins (W1
 	// and W6: "run"; W3: "enqueue", then "drain") and with phase "" when it
 	// ends, from the run's goroutine: a profiler can cover that part alone.
@@ -152,8 +164,9 @@ func (w *Workload) CountFor(p Peer, scale float64) int {
 
 // RunWorkload runs w opts.Reps times; each repetition runs every peer in
 // turn, starting one peer further along the list each time so that no peer
-// always runs first. It calls emit after every run, and returns when all
-// have run or ctx ends.
+// always runs first. A peer that lacks something here ([Needy]) is not
+// run: its result is [StatusSkipped], with what it lacks as the error. It
+// calls emit after every run, and returns when all have run or ctx ends.
 func RunWorkload(ctx context.Context, w *Workload, opts RunOptions, emit func(Result)) {
 	opts = opts.withDefaults()
 	peers := w.PeersFor(opts)
@@ -164,7 +177,9 @@ func RunWorkload(ctx context.Context, w *Workload, opts RunOptions, emit func(Re
 			}
 			p := peers[(i+rep)%len(peers)]
 			var res Result
-			if opts.Isolate != nil {
+			if why := missing(p); why != "" {
+				res = Result{Workload: w.ID, Peer: p.Name(), N: w.CountFor(p, opts.Scale), Status: StatusSkipped, Error: why, OtherCPU: -1}
+			} else if opts.Isolate != nil {
 				res = opts.Isolate(ctx, w, p, w.CountFor(p, opts.Scale))
 			} else {
 				res = RunOnce(ctx, w, p, w.CountFor(p, opts.Scale), opts)
@@ -172,7 +187,9 @@ func RunWorkload(ctx context.Context, w *Workload, opts RunOptions, emit func(Re
 			res.Rep = rep + 1
 			fmt.Fprintf(opts.Log, "%s rep %d %-9s %-13s %6.1fs others %4.2f CPUs  %s%s\n", w.ID, res.Rep, p.Name(), res.Status, res.Seconds, res.OtherCPU, formatMetrics(w, res.Metrics), res.Error)
 			emit(res)
-			settle()
+			if res.Status != StatusSkipped {
+				settle()
+			}
 		}
 	}
 }
@@ -194,6 +211,7 @@ func RunOnce(ctx context.Context, w *Workload, p Peer, n int, opts RunOptions) R
 	env := NewEnv(n)
 	env.Duration = w.DurationAt(opts.Scale)
 	env.Dir = opts.Dir
+	env.warmth = opts.HeapWarmth
 	if opts.OnPhase != nil {
 		env.onPhase = func(name string) { opts.OnPhase(w.ID, p.Name(), name) }
 	}

@@ -89,7 +89,7 @@ func (s *Scaling) Workload(x int) *Workload {
 		MinibusOnly: s.MinibusOnly,
 		Run: func(ctx context.Context, env *Env, p Peer) (Metrics, error) {
 			if s.Ops > 0 { // a smaller run allocates less: warm less
-				env.warmth = max(min(heapWarmth, heapWarmth/uint64(s.Ops)*uint64(env.N)), 16<<20)
+				env.warmth = max(min(cmp.Or(env.warmth, heapWarmth), heapWarmth/uint64(s.Ops)*uint64(env.N)), 16<<20)
 			}
 			return s.Run(ctx, env, p, x)
 		},
@@ -128,7 +128,8 @@ func ScalingPeers() []Peer { return []Peer{MinibusPeer{}, BtreePeer{}} }
 // next ones, reusing its freed pages, do not (some 900 ns per message of a
 // topic send at one subscription): so the heap is first warmed to
 // heapWarmth bytes of resident free pages, more than any phase allocates
-// (env.warmth where the run does less work than a full one).
+// (env.warmth where the run does less work than a full one, or
+// [RunOptions.HeapWarmth] lowers it).
 func measured(env *Env, f func() error) error {
 	var ms runtime.MemStats
 	env.quiet(func() {

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -165,5 +167,55 @@ func TestRunWorkloadIsolate(t *testing.T) {
 	}
 	if want := []string{"minibus/1", "btree/1", "btree/2", "minibus/2"}; !slices.Equal(emitted, want) {
 		t.Errorf("results emitted: %v, want %v", emitted, want)
+	}
+}
+
+// needyPeer lacks something: a run that opens it ends in an error.
+type needyPeer struct{}
+
+func (needyPeer) Name() string    { return "needy" }
+func (needyPeer) Missing() string { return "a thing not installed here" }
+func (needyPeer) OpenQueue(context.Context, Config) (Queue, error) {
+	return nil, errors.New("a peer that lacks something was opened")
+}
+
+// TestRunWorkloadSkipsNeedy: a peer that lacks something ([Needy]) is not
+// run, in this process or isolated; its result is skipped, saying what it
+// lacks, and the report shows it so and names it among the incidents.
+func TestRunWorkloadSkipsNeedy(t *testing.T) {
+	w := W1()
+	for _, isolate := range []bool{false, true} {
+		opts := RunOptions{Reps: 2, Scale: 1e-9, Peers: []Peer{needyPeer{}, BtreePeer{}}}
+		if isolate {
+			opts.Isolate = func(ctx context.Context, w *Workload, p Peer, n int) Result {
+				if p.Name() == "needy" {
+					t.Errorf("Isolate was asked to run %s", p.Name())
+				}
+				return Result{Workload: w.ID, Peer: p.Name(), N: n, Status: StatusOK, Metrics: Metrics{"msgs/s": 1}}
+			}
+		}
+		f := RunFile{Workload: w.ID, Reps: 2, Scale: 1e-9, N: w.MinN, Peers: []string{"needy", "btree"}}
+		RunWorkload(t.Context(), w, opts, func(r Result) { f.Results = append(f.Results, r) })
+		for _, r := range f.Results {
+			switch {
+			case r.Peer == "needy" && (r.Status != StatusSkipped || r.Error != "a thing not installed here"):
+				t.Errorf("isolate %v: needy: %s (%s), want skipped with what it lacks", isolate, r.Status, r.Error)
+			case r.Peer != "needy" && r.Status != StatusOK:
+				t.Errorf("isolate %v: %s: %s (%s)", isolate, r.Peer, r.Status, r.Error)
+			case r.Status.Failed():
+				t.Errorf("isolate %v: %s counts as failed", isolate, r.Status)
+			}
+		}
+		if len(f.Results) != 4 {
+			t.Fatalf("isolate %v: %d results, want 4", isolate, len(f.Results))
+		}
+		if got := collect(f, "needy", "msgs/s").cell(Rate); got != "skipped" {
+			t.Errorf("the needy peer's cell: %q, want skipped", got)
+		}
+		var b strings.Builder
+		writeIncidents(&b, "##", []RunFile{f}, nil)
+		if want := "- W1 needy: skipped: a thing not installed here\n"; strings.Count(b.String(), want) != 1 {
+			t.Errorf("incidents:\n%s\nwant the line %q once", b.String(), want)
+		}
 	}
 }

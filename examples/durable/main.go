@@ -1,12 +1,16 @@
 // Command durable shows what a durable namespace keeps across a crash: a
 // child process opens the namespace, sends three orders, receives one
 // without settling it, and is killed (SIGKILL: no Close, no deferred
-// calls). The parent then opens the same directory and receives
-// everything: the three orders, the one that was locked with its delivery
-// counted (SEMANTICS L6).
+// calls). The parent then opens the same directory, says what it found and
+// receives everything: the three orders, the one that was locked with its
+// delivery counted (SEMANTICS L6).
 //
 //	go run ./examples/durable            # in a temporary directory
 //	go run ./examples/durable -dir data  # in ./data, kept afterwards
+//
+// Run it again with the same -dir: the child finds the queue of the run
+// before, and the new orders' sequence numbers follow the old ones (an
+// acknowledged number is never reused).
 package main
 
 import (
@@ -52,7 +56,7 @@ func crashChild(dir string) error {
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
+	if !errors.As(err, &exit) || exit.Exited() {
 		return fmt.Errorf("the child should have been killed: %v", err)
 	}
 	fmt.Println("child killed:", exit.ProcessState)
@@ -67,7 +71,15 @@ func sendAndDie(dir string) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	q, err := ns.CreateQueue("orders", nil)
+	q, err := ns.Queue("orders")
+	switch {
+	case errors.Is(err, minibus.ErrNotFound):
+		q, err = ns.CreateQueue("orders", nil)
+		fmt.Println("child created the queue orders in", dir)
+	case err == nil:
+		rp := q.RuntimeProperties()
+		fmt.Printf("child found the queue orders of an earlier run in %s, holding %d messages\n", dir, rp.ActiveMessageCount)
+	}
 	if err != nil {
 		log.Fatal(err)
 	}

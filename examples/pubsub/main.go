@@ -50,19 +50,28 @@ func main() {
 	for _, name := range orders.Subscriptions() {
 		sub, err := orders.Subscription(name)
 		check(err)
-		r, err := sub.NewReceiver(&minibus.ReceiverOptions{ReceiveMode: minibus.ReceiveModeReceiveAndDelete})
+		fmt.Printf("%s:\n", name)
+		drain(ctx, sub)
+	}
+}
+
+// drain receives and prints everything the subscription holds now, and
+// closes its receiver.
+func drain(ctx context.Context, sub *minibus.Subscription) {
+	r, err := sub.NewReceiver(&minibus.ReceiverOptions{ReceiveMode: minibus.ReceiveModeReceiveAndDelete})
+	check(err)
+	defer r.Close(ctx)
+	for {
+		// NoWait: what is there now; nothing once drained, instead of
+		// waiting for the next message.
+		msgs, err := r.ReceiveMessages(ctx, 10, &minibus.ReceiveMessagesOptions{NoWait: true})
 		check(err)
-		n := sub.RuntimeProperties().ActiveMessageCount
-		fmt.Printf("%s (%d):\n", name, n)
-		if n == 0 {
-			continue
+		if len(msgs) == 0 {
+			return
 		}
-		msgs, err := r.ReceiveMessages(ctx, int(n), nil)
-		check(err)
 		for _, m := range msgs {
 			fmt.Printf("  seq=%d %-8s subject=%-10s priority=%v\n", m.SequenceNumber, m.Body, m.Subject, m.ApplicationProperties["priority"])
 		}
-		check(r.Close(ctx))
 	}
 }
 

@@ -33,11 +33,16 @@ func main() {
 	check(err)
 	defer r.Close(ctx)
 
-	// Receive until the queue is empty: complete good orders, abandon the
-	// poison one. After its second failed delivery the broker dead-letters it.
-	for q.RuntimeProperties().ActiveMessageCount > 0 {
-		msgs, err := r.ReceiveMessages(ctx, 10, nil)
+	// Receive until nothing is left: complete good orders, abandon the
+	// poison one. After its second failed delivery the broker dead-letters
+	// it. NoWait returns what is there now, and nothing once the queue is
+	// drained, where a plain receive would wait for the next message.
+	for {
+		msgs, err := r.ReceiveMessages(ctx, 10, &minibus.ReceiveMessagesOptions{NoWait: true})
 		check(err)
+		if len(msgs) == 0 {
+			break
+		}
 		for _, m := range msgs {
 			if m.Subject == "poison" {
 				fmt.Printf("abandon  seq=%d delivery=%d %q\n", m.SequenceNumber, m.DeliveryCount, m.Body)
@@ -55,7 +60,7 @@ func main() {
 	dlq, err := q.NewReceiver(&minibus.ReceiverOptions{SubQueue: minibus.SubQueueDeadLetter})
 	check(err)
 	defer dlq.Close(ctx)
-	dead, err := dlq.ReceiveMessages(ctx, 10, nil)
+	dead, err := dlq.ReceiveMessages(ctx, 10, &minibus.ReceiveMessagesOptions{NoWait: true})
 	check(err)
 	for _, m := range dead {
 		fmt.Printf("dead-letter queue: seq=%d %q reason=%s (%s)\n",

@@ -1,14 +1,16 @@
 // Command timetravel drives a namespace with a mock clock and prints what
 // happens, minute by minute: a message expiring into the dead-letter queue,
-// a scheduled message activating and then expiring, a lock running out and
-// an idle queue disappearing. No sleeps: one mock.Add and every rule due by
-// then has applied. Run it with
+// a scheduled message activating and then expiring, a lock running out (a
+// late complete is ErrLockLost, and the message comes back with its
+// DeliveryCount up) and an idle queue disappearing. No sleeps: one mock.Add
+// and every rule due by then has applied. Run it with
 //
 //	go run ./examples/timetravel
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -42,7 +44,8 @@ func main() {
 	check(err)
 	defer r.Close(ctx)
 	// Lock "stale job" and "held job" and never settle them: each lock runs
-	// out after a minute, and "stale job" expires at +3m.
+	// out after a minute, and "stale job" expires at +3m, once its second
+	// lock has ended too.
 	held, err := r.ReceiveMessages(ctx, 2, nil)
 	check(err)
 	fmt.Printf("+0m   locked %q and %q until +%v\n", held[0].Body, held[1].Body, held[0].LockedUntil.Sub(start))
@@ -53,7 +56,20 @@ func main() {
 			label, rp.ActiveMessageCount, rp.ScheduledMessageCount, rp.DeadLetterMessageCount, ns.Queues())
 	}
 	report("+0m")
-	for _, step := range []time.Duration{time.Minute, 2 * time.Minute, 2 * time.Minute, 10 * time.Minute} {
+
+	// +1m: both locks have run out. Settling with the old lock is
+	// ErrLockLost, and the messages are back, their delivery counted.
+	mock.Add(time.Minute)
+	report("+1m")
+	err = r.CompleteMessage(ctx, held[1], nil)
+	fmt.Printf("+1m   complete %q with its old lock: lock lost=%t (%v)\n", held[1].Body, errors.Is(err, minibus.ErrLockLost), err)
+	again, err := r.ReceiveMessages(ctx, 2, &minibus.ReceiveMessagesOptions{NoWait: true})
+	check(err)
+	for _, m := range again {
+		fmt.Printf("+1m   received %q again: DeliveryCount=%d, locked until +%v\n", m.Body, m.DeliveryCount, m.LockedUntil.Sub(start))
+	}
+
+	for _, step := range []time.Duration{2 * time.Minute, 2 * time.Minute, 10 * time.Minute} {
 		mock.Add(step)
 		report(fmt.Sprintf("+%dm", int(mock.Now().Sub(start).Minutes())))
 	}

@@ -32,7 +32,7 @@ type Broker struct {
 	sched  scheduler
 	outbox outbox    // messages being forwarded (forward.go)
 	events events    // events on their way to the observer (events.go)
-	idle   idleWatch // the processors WaitIdle waits for (idle.go)
+	idle   idleWatch // the processors and blocked receives WaitIdle waits for (idle.go)
 	faults []func(Operation, string) error
 	ids    atomic.Uint64
 	dur    durability // a durable broker's journal (journal.go)
@@ -292,3 +292,7 @@ func (b *Broker) debugging() bool {
 
 // Clock returns the broker's clock.
 func (b *Broker) Clock() clock.Clock { return b.clock }
+
+// Now returns the clock's now as the broker reads it (clockNow), in the
+// clock's location.
+func (b *Broker) Now() time.Time { return b.Time(b.clockNow()) }

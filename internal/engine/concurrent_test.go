@@ -545,14 +545,14 @@ func (a *concActor) settle() {
 	}
 	i := a.r.IntN(len(a.locks))
 	l := a.locks[i]
-	s := Settlement{Op: Op(a.r.IntN(5)), Token: l.token, Seq: l.seq}
+	s := Settlement{Op: Op(a.r.IntN(int(Release) + 1)), Token: l.token, Seq: l.seq}
 	if s.Op != Renew {
 		a.locks = slices.Delete(a.locks, i, i+1)
 	}
 	if s.Op == DeadLetter {
 		s.Reason = "bad"
 	}
-	if s.Op != Complete && s.Op != Renew && a.r.IntN(3) == 0 { // it may not fit (V3)
+	if (s.Op == Abandon || s.Op == Defer || s.Op == DeadLetter) && a.r.IntN(3) == 0 { // it may not fit (V3)
 		s.Props = map[string]any{"pad": strings.Repeat("p", pick(a.r, 10, 2000, 200<<10))}
 	}
 	if _, err := l.r.Settle(a.ctx, s); err == nil && s.Op == Defer {

@@ -7,13 +7,43 @@
 // copies messages in and out (SEMANTICS V4). Messages are store.Message
 // records in each entity's store.Store.
 //
+// This is where minibus's maintainer notes live; the root package's
+// documentation is for its users.
+//
+// # Layout
+//
+// The folders are the layers; each imports only those below it:
+//
+//	minibus/                 the public API: handles, options, validation,
+//	                         copies at the boundary (SEMANTICS V4), docs
+//	internal/engine/         the broker: entities and their mutexes, every
+//	                         message transition (transitions.go), topic
+//	                         fan-out, catch-up and the one timer, blocked
+//	                         receivers
+//	internal/store/          one entity's messages: btree indexes, the
+//	                         arena, the list of locks, the deadline index,
+//	                         recycled records, the byte quota
+//	internal/wal/            the write-ahead log of a durable namespace:
+//	                         segments, checksummed records, group commit,
+//	                         snapshots, and a file system that can crash
+//	internal/sqlfilter/      the SQL filter and action language, and
+//	                         correlation filters
+//	internal/errs/           the sentinel errors the root re-exports
+//	internal/modeltest/      the reference model of the model-based test
+//	minibustest/             the test environment built on the root
+//	azsb/, bench/            modules of their own: the Azure SDK's types
+//	                         over the root, and the benchmarks against
+//	                         other brokers
+//
 // # How a call flows
 //
-// Every call reads the clock and catches up (catchup.go): everything in the
-// namespace due at or before now happens first, in time order (SEMANTICS
-// T3). It then locks its entity, applies one or more transitions
-// (transitions.go) and unlocks; a receive returns pinned snapshots, which the
-// root copies into the caller's messages outside every lock and releases.
+// The root checks a call's arguments and copies the caller's messages into
+// store records. Every call then reads the clock and catches up
+// (catchup.go): everything in the namespace due at or before now happens
+// first, in time order (SEMANTICS T3). It then locks its entity, applies
+// one or more transitions (transitions.go) and unlocks; a receive returns
+// pinned snapshots, which the root copies into the caller's messages
+// outside every lock and releases.
 //
 // # Lock order
 //

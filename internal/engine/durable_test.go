@@ -357,11 +357,11 @@ func (w *durableWorld) settle(t *rapid.T) {
 	i := rapid.IntRange(0, len(w.locks)-1).Draw(t, "lock")
 	l := w.locks[i]
 	w.locks = slices.Delete(w.locks, i, i+1)
-	s := Settlement{Op: Op(rapid.IntRange(0, 3).Draw(t, "op")), Token: l.token, Seq: l.seq}
+	s := Settlement{Op: rapid.SampledFrom([]Op{Complete, Abandon, DeadLetter, Defer, Release}).Draw(t, "op"), Token: l.token, Seq: l.seq}
 	if s.Op == DeadLetter {
 		s.Reason, s.Description = "bad", "very"
 	}
-	if rapid.Bool().Draw(t, "modify") {
+	if s.Op != Release && rapid.Bool().Draw(t, "modify") { // a release modifies nothing (SEMANTICS L15)
 		s.Props = map[string]any{"touched": true}
 	}
 	if s.Op == Abandon && rapid.Bool().Draw(t, "retry") {

@@ -396,7 +396,7 @@ func (e *Entity) Counts() (_ Counts, err error) {
 		Scheduled:          st.Count(store.Main, store.Scheduled),
 		DeadLetter:         st.Len(store.DeadLetterQueue),
 		TransferDeadLetter: st.Len(store.TransferQueue),
-		Size:               st.Bytes(),
+		Size:               st.Bytes() + e.stateBytesLocked(), // session state too (SEMANTICS SS9)
 		Created:            e.b.Time(e.created),
 		Updated:            e.b.Time(e.updated),
 		Accessed:           e.b.Time(e.accessed),
@@ -553,7 +553,7 @@ func (e *Entity) deleteLocked(at int64) {
 		for _, x := range e.sessions.byID {
 			x.waiters.wakeAll()
 		}
-		e.sessions.clear()
+		e.sessions.clear(e.quota)
 	}
 }
 

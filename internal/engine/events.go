@@ -29,6 +29,7 @@ const (
 	EventEntityDeleted
 	EventCanceled
 	EventRemoved
+	EventReleased
 )
 
 // Event is one thing that happened in the broker, at instant At.
@@ -590,7 +591,7 @@ func (b *Broker) logEvent(x *Event) {
 
 func (k EventKind) String() string {
 	names := [...]string{"Sent", "Scheduled", "Activated", "Delivered", "Completed", "Abandoned", "Deferred",
-		"DeadLettered", "Expired", "LockLost", "Forwarded", "EntityCreated", "EntityDeleted", "Canceled", "Removed"}
+		"DeadLettered", "Expired", "LockLost", "Forwarded", "EntityCreated", "EntityDeleted", "Canceled", "Removed", "Released"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -613,6 +614,7 @@ const (
 	OpDefer
 	OpRenewLock
 	OpAcceptSession
+	OpRelease
 )
 
 // inject asks every fault injector, in order, whether op on e fails: all

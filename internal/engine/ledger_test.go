@@ -324,6 +324,13 @@ func (l *ledger) observe(ev *Event) {
 		apply("completed, not delivered", its(held), gone)
 	case EventAbandoned, EventDeferred:
 		apply("settled, not delivered", its(held), to(lIdle))
+	case EventReleased:
+		// The delivery is taken back (SEMANTICS L15): the next gives the
+		// same count again.
+		apply("released, not delivered", its(held), func(m ledgerMsg) (ledgerMsg, bool) {
+			m.state, m.dc, m.dcMaybe = lIdle, ev.Deliveries, false
+			return m, true
+		})
 	case EventLockLost:
 		apply("its lock lost, not delivered", its(held), func(m ledgerMsg) (ledgerMsg, bool) {
 			m.state, m.dcMaybe = lIdle, true

@@ -171,7 +171,8 @@ func (r *Receiver) available() int {
 // as ctx allows.
 func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot, maxWait time.Duration) (_ []store.Snapshot, err error) {
 	since := r.e.b.events.mark()
-	defer func() { r.e.b.end(since, &err) }()
+	var waited *blocked // for WaitIdle, once the call waits (SEMANTICS P2)
+	defer func() { r.e.b.end(since, &err); waited.done() }()
 	if err := r.e.b.inject(OpReceive, r.e); err != nil {
 		return nil, err
 	}
@@ -186,6 +187,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 		if r.available() > 0 {
 			n := len(snaps)
 			snaps = e.takeLocked(r, max, now, snaps)
+			waited.tookLocked()
 			if r.taken != nil {
 				r.taken(len(snaps) - n)
 			}
@@ -210,8 +212,15 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 			w = newWaiter(r) // another call of this receiver has the spare
 		}
 		list := r.waitList()
+		again := waited != nil
+		if !again {
+			waited = e.blockLocked(r)
+		}
 		list.add(w)
 		e.mu.Unlock()
+		if again {
+			e.b.Changed() // woken, it found nothing: idle again
+		}
 		err = e.waitOn(ctx, list, w, timeout)
 		r.spare.Store(w)
 		if err != nil {

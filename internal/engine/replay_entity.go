@@ -188,6 +188,9 @@ func (e *Entity) applyRenew(d *decoder) error {
 func (e *Entity) applySettle(d *decoder) error {
 	q, k, op := store.Queue(d.u8()), d.key(), Op(d.u8())
 	at, retry, props, reason, desc := d.svar(), d.svar(), d.props(), d.str(), d.str()
+	if d.err == nil && (op == Renew || op > Release) {
+		return fmt.Errorf("%w: settlement %d", errDiverged, op) // a renewal is a recRenew
+	}
 	m := e.lockedReplay(q, k)
 	if m == nil || d.err != nil {
 		return errDiverged
@@ -264,7 +267,9 @@ func (e *Entity) applySession(k recKind, d *decoder) error {
 		if s == nil || s.holder == nil {
 			return errDiverged
 		}
-		e.setStateLocked(s, state, at)
+		if err := e.setStateLocked(s, state, at); err != nil {
+			return fmt.Errorf("%w: %w", errDiverged, err)
+		}
 	}
 	return nil
 }

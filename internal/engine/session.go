@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -49,14 +50,20 @@ func lessSessLock(a, b sessLock) bool {
 type sessionsOf struct {
 	byID  map[string]*session
 	locks *btree.BTreeG[sessLock] // held sessions by lock end
+	// bytes is the sum of the sessions' state lengths: part of the entity's
+	// size and of its quota (SEMANTICS SS9).
+	bytes int64
 }
 
 func newSessionsOf() *sessionsOf {
 	return &sessionsOf{byID: make(map[string]*session), locks: btree.NewG(8, lessSessLock)}
 }
 
-// clear forgets every session: the entity was deleted.
-func (x *sessionsOf) clear() {
+// clear forgets every session: the entity was deleted. Their states'
+// bytes leave quota.
+func (x *sessionsOf) clear(quota *store.Quota) {
+	quota.Add(-x.bytes)
+	x.bytes = 0
 	x.byID = make(map[string]*session)
 	x.locks.Clear(false)
 }
@@ -120,7 +127,8 @@ func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (_ *Re
 // broker.
 func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*Receiver)) (_ *Receiver, err error) {
 	since := e.b.events.mark()
-	defer func() { e.b.end(since, &err) }()
+	var waited *blocked // for WaitIdle, once the call waits (SEMANTICS P2)
+	defer func() { e.b.end(since, &err); waited.done() }()
 	if err := e.b.inject(OpAcceptSession, e); err != nil {
 		return nil, err
 	}
@@ -142,6 +150,7 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 		}
 		if id, ok := e.st.NextSession(); ok {
 			r := e.holdLocked(id, mode, now)
+			waited.tookLocked()
 			if onHold != nil {
 				onHold(r)
 			}
@@ -149,8 +158,15 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 			return r, nil
 		}
 		list := &e.waiters[store.Main]
+		again := waited != nil
+		if !again {
+			waited = e.blockLocked(nil)
+		}
 		list.add(w)
 		e.mu.Unlock()
+		if again {
+			e.b.Changed() // woken, it found nothing: idle again
+		}
 		if err := e.waitOn(ctx, list, w, nil); err != nil {
 			return nil, err
 		}
@@ -311,6 +327,9 @@ func (r *Receiver) SetSessionState(ctx context.Context, state []byte) (err error
 	}
 	e := r.e
 	defer e.mu.Unlock()
+	if err := e.setStateLocked(r.sess, state, now); err != nil {
+		return err
+	}
 	if enc := e.rec(recState); enc != nil {
 		enc.str(r.sess.id)
 		enc.bytes(state)
@@ -320,14 +339,37 @@ func (r *Receiver) SetSessionState(ctx context.Context, state []byte) (err error
 		}
 		e.commit(enc)
 	}
-	e.setStateLocked(r.sess, state, now)
 	return nil
 }
 
-// setStateLocked gives session s the state state at now.
-func (e *Entity) setStateLocked(s *session, state []byte, now int64) {
+// setStateLocked gives session s the state state at now. The state counts
+// in the entity's size and quota (SEMANTICS SS9): one larger than
+// MaxMessageSizeInKilobytes, or one whose growth would pass
+// MaxSizeInMegabytes, is refused and nothing changes.
+func (e *Entity) setStateLocked(s *session, state []byte, now int64) error {
+	n := int64(len(state)) - int64(len(s.state))
+	switch {
+	case e.b.replay != nil:
+		e.quota.Add(n) // the live call was allowed (as in modifyLocked)
+	case int64(len(state)) > e.cfg.maxMessageSize():
+		return errs.Errorf(errs.ErrMessageTooLarge, e.describe(), "session %q: state is %d bytes, more than MaxMessageSizeInKilobytes (%d bytes)",
+			s.id, len(state), e.cfg.maxMessageSize())
+	case !e.quota.TryAdd(n):
+		return errQuota(e, n, fmt.Sprintf("session %q's state", s.id))
+	}
+	e.sessions.bytes += n
 	s.state = state
 	e.touchLocked(now)
+	return nil
+}
+
+// stateBytesLocked is the size of the entity's session states (SEMANTICS
+// SS9).
+func (e *Entity) stateBytesLocked() int64 {
+	if e.sessions == nil {
+		return 0
+	}
+	return e.sessions.bytes
 }
 
 // SessionIDs returns the ids of the entity's sessions that have messages or

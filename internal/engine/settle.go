@@ -18,11 +18,15 @@ const (
 	DeadLetter
 	Defer
 	Renew
+	// Release ends the lock without counting the delivery (SEMANTICS L15).
+	// A settle record carries its Op: new ones go at the end.
+	Release
 )
 
 // settleOps are the operations of the settlements, for the fault
 // injector.
-var settleOps = [...]Operation{Complete: OpComplete, Abandon: OpAbandon, DeadLetter: OpDeadLetter, Defer: OpDefer, Renew: OpRenewLock}
+var settleOps = [...]Operation{Complete: OpComplete, Abandon: OpAbandon, DeadLetter: OpDeadLetter, Defer: OpDefer, Renew: OpRenewLock,
+	Release: OpRelease}
 
 // Settlement is what to do to a locked message.
 type Settlement struct {
@@ -41,10 +45,10 @@ type Settlement struct {
 }
 
 // Settle applies s to the message of the receiver's queue locked under
-// s.Token (SEMANTICS L3, L5, L10). A lock that has ended, a message settled
-// already or an unknown token is ErrLockLost (L4); PropertiesToModify that
-// would pass the entity's limits are refused (V3). On error nothing
-// changed. For Renew it returns the lock's new end.
+// s.Token (SEMANTICS L3, L5, L10, L15). A lock that has ended, a message
+// settled already or an unknown token is ErrLockLost (L4);
+// PropertiesToModify that would pass the entity's limits are refused (V3).
+// On error nothing changed. For Renew it returns the lock's new end.
 func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64, err error) {
 	defer r.e.b.end(r.e.b.events.mark(), &err)
 	if err := r.e.b.inject(settleOps[s.Op], r.e); err != nil {
@@ -112,6 +116,9 @@ func (e *Entity) settleLocked(m *store.Message, op Op, props map[string]any, rea
 	case Defer:
 		e.emitLocked(EventDeferred, m, q, now, "")
 		e.deferLocked(m)
+	case Release:
+		e.emitLocked(EventReleased, m, q, now, "")
+		e.unreceiveLocked(m, now)
 	}
 	e.touchLocked(now)
 	return nil

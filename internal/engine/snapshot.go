@@ -85,10 +85,10 @@ func (b *Broker) stateSize() int64 {
 	var n int64
 	for _, e := range es {
 		e.mu.Lock()
-		n += 1024 + e.st.Bytes() + snapMessageSize*e.st.Messages()
+		n += 1024 + e.st.Bytes() + e.stateBytesLocked() + snapMessageSize*e.st.Messages()
 		for _, s := range e.subs {
 			s.mu.Lock()
-			n += 1024 + s.st.Bytes() + snapMessageSize*s.st.Messages()
+			n += 1024 + s.st.Bytes() + s.stateBytesLocked() + snapMessageSize*s.st.Messages()
 			s.mu.Unlock()
 		}
 		e.mu.Unlock()
@@ -547,6 +547,8 @@ func (e *Entity) restoreSessions(d *decoder) error {
 		}
 		s := &session{id: d.str(), state: d.bytes()}
 		e.sessions.byID[s.id] = s
+		e.sessions.bytes += int64(len(s.state)) // in the size and quota (SEMANTICS SS9)
+		e.quota.Add(int64(len(s.state)))
 		if d.boolean() {
 			s.holder = &Receiver{e: e, q: store.Main, mode: Mode(d.u8()), sess: s}
 			s.acceptedAt, s.lockedUntil = d.svar(), d.svar()

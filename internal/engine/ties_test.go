@@ -292,7 +292,7 @@ func (w *tieWorld) settle(t *rapid.T) {
 	}
 	i := rapid.IntRange(0, len(w.locks)-1).Draw(t, "lock")
 	l := w.locks[i]
-	s := Settlement{Op: Op(rapid.IntRange(0, 4).Draw(t, "op")), Token: l.token, Seq: l.seq}
+	s := Settlement{Op: Op(rapid.IntRange(0, int(Release)).Draw(t, "op")), Token: l.token, Seq: l.seq}
 	if s.Op != Renew {
 		w.locks = slices.Delete(w.locks, i, i+1)
 	}

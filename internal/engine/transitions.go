@@ -20,6 +20,7 @@ import (
 //	        ├─ abandon (L3) ─▶ lock ends (L6)
 //	        ├─ defer (L3) ─▶ Deferred ─ fetch (L9) ─▶ Locked
 //	        ├─ dead-letter (D2) ─▶ dead-letter queue (Available there)
+//	        ├─ release (L15) ─▶ as before the delivery: Available, or Deferred
 //	        └─ renew (L5) ─▶ Locked
 //
 // Each transition is a method called with the entity's mutex held. It takes
@@ -336,12 +337,31 @@ func (e *Entity) lockEndedLocked(m *store.Message, at int64) {
 // message waits Delayed until retry (expiring meanwhile at ExpiresAt) when
 // retry is after at, instead of being available at once.
 func (e *Entity) releaseLocked(m *store.Message, at, retry int64) {
+	m.RenewUntil = 0
+	if m.Queue() == store.Main && m.Deliveries >= uint32(e.cfg.MaxDeliveryCount) {
+		e.deadLetterLocked(m, ReasonMaxDelivery, maxDeliveryDescription(e.cfg.MaxDeliveryCount), at)
+		return
+	}
+	e.returnLocked(m, at, retry)
+}
+
+// unreceiveLocked ends m's lock at instant at without counting its
+// delivery (SEMANTICS L15): its DeliveryCount is back to what it was
+// before, and L6 applies without its MaxDeliveryCount rule, so a message
+// fetched from deferral is deferred again, one past ExpiresAt expires and
+// any other is available again at its own position (Q4).
+func (e *Entity) unreceiveLocked(m *store.Message, at int64) {
+	m.Deliveries--
+	m.RenewUntil = 0
+	e.returnLocked(m, at, 0)
+}
+
+// returnLocked is SEMANTICS L6 past its MaxDeliveryCount rule, for m whose
+// lock ended at instant at (releaseLocked).
+func (e *Entity) returnLocked(m *store.Message, at, retry int64) {
 	q := m.Queue()
 	main := q == store.Main
-	m.RenewUntil = 0
 	switch {
-	case main && m.Deliveries >= uint32(e.cfg.MaxDeliveryCount):
-		e.deadLetterLocked(m, ReasonMaxDelivery, maxDeliveryDescription(e.cfg.MaxDeliveryCount), at)
 	case m.FromDeferral:
 		e.deferLocked(m)
 	case main && at >= m.Expires:

@@ -119,7 +119,7 @@ func (h *machine) settleStranger(t *rapid.T) {
 // drawSettlement draws a settlement, its PropertiesToModify and its
 // dead-letter reason and description.
 func drawSettlement(t *rapid.T) (op settleOp, mod map[string]any, reason, desc string) {
-	op = Pick(t, "op", opComplete, opComplete, opComplete, opAbandon, opAbandon, opDeadLetter, opDefer, opDefer, opRenew, opRenew, opRenew)
+	op = Pick(t, "op", opComplete, opComplete, opComplete, opAbandon, opAbandon, opDeadLetter, opDefer, opDefer, opRenew, opRenew, opRenew, opRelease, opRelease)
 	if op == opAbandon || op == opDeadLetter || op == opDefer {
 		switch Pick(t, "mod", "none", "none", "some", "bad") {
 		case "some":
@@ -178,6 +178,8 @@ func callSettle(h *machine, r *hRecv, obj *minibus.ReceivedMessage, op settleOp,
 		return r.r.DeadLetterMessage(h.ctx, obj, &minibus.DeadLetterOptions{Reason: reason, ErrorDescription: desc, PropertiesToModify: mod})
 	case opDefer:
 		return r.r.DeferMessage(h.ctx, obj, &minibus.DeferMessageOptions{PropertiesToModify: mod})
+	case opRelease:
+		return r.r.ReleaseMessage(h.ctx, obj, nil)
 	}
 	return r.r.RenewMessageLock(h.ctx, obj, nil)
 }

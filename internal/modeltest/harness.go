@@ -43,6 +43,7 @@ type recvAPI interface {
 	DeadLetterMessage(context.Context, *minibus.ReceivedMessage, *minibus.DeadLetterOptions) error
 	DeferMessage(context.Context, *minibus.ReceivedMessage, *minibus.DeferMessageOptions) error
 	RenewMessageLock(context.Context, *minibus.ReceivedMessage, *minibus.RenewMessageLockOptions) error
+	ReleaseMessage(context.Context, *minibus.ReceivedMessage, *minibus.ReleaseMessageOptions) error
 	Close(context.Context) error
 }
 

@@ -351,12 +351,17 @@ func (m *refModel) stampAt(e *mEntity, x *mMsg, at, cap int64) {
 	x.home = e
 }
 
+// entitySize is e's SizeInBytes: its messages' sizes and its session
+// states' lengths (SEMANTICS L13, SS9).
 func (m *refModel) entitySize(e *mEntity) int64 {
 	var n int64
 	for _, l := range e.lists() {
 		for _, x := range l {
 			n += x.size
 		}
+	}
+	for _, st := range e.state {
+		n += int64(len(st))
 	}
 	return n
 }

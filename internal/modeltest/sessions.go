@@ -25,7 +25,7 @@ func (m *refModel) lost(r *mReceiver) bool {
 // messages or not (SS2).
 func (m *refModel) acceptSession(e *mEntity, id string, rad bool) (*mReceiver, error) {
 	m.begin()
-	if len(id) > 128 || !e.cfg.session {
+	if id == "" || len(id) > 128 || !e.cfg.session { // SS2: no message carries an empty id
 		return nil, minibus.ErrInvalidArgument
 	}
 	if err := enterAccept(e); err != nil {
@@ -177,6 +177,19 @@ func (m *refModel) setState(r *mReceiver, state []byte) error {
 	m.begin()
 	if err := m.enterSession(r); err != nil {
 		return err
+	}
+	// SS9: the state counts in the entity's size, against its quota (a
+	// subscription's, its topic's), and is at most a message's size.
+	limits, used := r.e, m.entitySize(r.e)
+	if r.e.kind == mSub {
+		limits, used = r.e.topic, m.topicSize(r.e.topic)
+	}
+	grow := int64(len(state)) - int64(len(r.e.state[r.sess]))
+	switch {
+	case int64(len(state)) > limits.cfg.maxMsgSize:
+		return minibus.ErrMessageTooLarge
+	case grow > 0 && used+grow > limits.cfg.maxSize:
+		return minibus.ErrQuotaExceeded
 	}
 	if state == nil {
 		delete(r.e.state, r.sess)

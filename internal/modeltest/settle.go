@@ -1,7 +1,7 @@
 package modeltest
 
-// The model's settlements: complete, abandon, dead-letter, defer and renew,
-// and what happens when a lock ends.
+// The model's settlements: complete, abandon, dead-letter, defer, renew and
+// release, and what happens when a lock ends.
 
 import (
 	"fmt"
@@ -18,10 +18,11 @@ const (
 	opDeadLetter
 	opDefer
 	opRenew
+	opRelease
 )
 
 func (o settleOp) String() string {
-	return [...]string{"complete", "abandon", "dead-letter", "defer", "renew"}[o]
+	return [...]string{"complete", "abandon", "dead-letter", "defer", "renew", "release"}[o]
 }
 
 // settleMsg is what the caller passes to a settlement: how it got the
@@ -98,9 +99,14 @@ func (m *refModel) settle(r *mReceiver, op settleOp, sm settleMsg, mod map[strin
 	return 0, nil
 }
 
-// apply is complete, abandon, dead-letter and defer of the locked x (L3).
+// apply is complete, abandon, dead-letter and defer of the locked x (L3),
+// and release (L15).
 func (m *refModel) apply(e *mEntity, x *mMsg, op settleOp, reason, desc string) {
 	switch op {
+	case opRelease:
+		x.deliveries-- // the delivery does not count
+		m.unlock(x)
+		m.returned(e, x, m.now)
 	case opComplete:
 		remove(e.list(x.q), x)
 		m.terminate(x.item, termCompleted)
@@ -155,12 +161,21 @@ func (m *refModel) unlock(x *mMsg) {
 // on (F2).
 func (m *refModel) lockEnded(e *mEntity, x *mMsg, at int64) {
 	m.unlock(x)
-	main := x.q == sqMain
-	switch {
-	case main && x.deliveries >= e.cfg.maxDelivery:
+	if x.q == sqMain && x.deliveries >= e.cfg.maxDelivery {
 		m.hits.MaxDeliveryDL++
 		m.deadLetter(e, x, "MaxDeliveryCountExceeded",
 			fmt.Sprintf("Message could not be consumed after %d delivery attempts.", e.cfg.maxDelivery), at)
+		return
+	}
+	m.returned(e, x, at)
+}
+
+// returned is SEMANTICS L6 past its MaxDeliveryCount rule, for the
+// unlocked x: what a lock's end does after that rule, and all that a
+// release does (L15).
+func (m *refModel) returned(e *mEntity, x *mMsg, at int64) {
+	main := x.q == sqMain
+	switch {
 	case x.fromDeferral:
 		x.fromDeferral = false
 		x.state = mDeferred

@@ -48,12 +48,14 @@ type SyntaxError struct {
 	Msg string
 }
 
-// Error returns "sqlfilter: syntax error at offset N near "tok": msg".
+// Error returns "syntax error at offset N near "tok": msg", without the
+// package's name: the caller says what the expression was ("SQL filter:",
+// "SQL action:").
 func (e *SyntaxError) Error() string {
 	if e.Token == "" {
-		return fmt.Sprintf("sqlfilter: syntax error at offset %d: %s", e.Pos, e.Msg)
+		return fmt.Sprintf("syntax error at offset %d: %s", e.Pos, e.Msg)
 	}
-	return fmt.Sprintf("sqlfilter: syntax error at offset %d near %q: %s", e.Pos, e.Token, e.Msg)
+	return fmt.Sprintf("syntax error at offset %d near %q: %s", e.Pos, e.Token, e.Msg)
 }
 
 // Unwrap returns [ErrSyntax].
@@ -72,9 +74,10 @@ type ParameterError struct {
 	Msg string
 }
 
-// Error returns "sqlfilter: parameter @name at offset N: msg".
+// Error returns "parameter @name at offset N: msg", without the package's
+// name, as [SyntaxError.Error].
 func (e *ParameterError) Error() string {
-	return fmt.Sprintf("sqlfilter: parameter @%s at offset %d: %s", e.Name, e.Pos, e.Msg)
+	return fmt.Sprintf("parameter @%s at offset %d: %s", e.Name, e.Pos, e.Msg)
 }
 
 // Unwrap returns [ErrParameter].
@@ -95,9 +98,10 @@ type EvalError struct {
 	end int // end of the failing source text, for filling Token
 }
 
-// Error returns "sqlfilter: evaluation error at offset N near "tok": msg".
+// Error returns "evaluation error at offset N near "tok": msg", without the
+// package's name, as [SyntaxError.Error].
 func (e *EvalError) Error() string {
-	return fmt.Sprintf("sqlfilter: evaluation error at offset %d near %q: %s", e.Pos, e.Token, e.Msg)
+	return fmt.Sprintf("evaluation error at offset %d near %q: %s", e.Pos, e.Token, e.Msg)
 }
 
 // Unwrap returns [ErrEval].

@@ -42,7 +42,7 @@ func ExampleFilter_Match_evalError() {
 	fmt.Println(err)
 	// Output:
 	// false true
-	// sqlfilter: evaluation error at offset 9 near ">": cannot compare int64 with string
+	// evaluation error at offset 9 near ">": cannot compare int64 with string
 }
 
 func ExampleParseAction() {
@@ -68,7 +68,7 @@ func ExampleParseFilter_parameterError() {
 	fmt.Println(err)
 	// Output:
 	// 9 min not given
-	// sqlfilter: parameter @min at offset 9: not given
+	// parameter @min at offset 9: not given
 }
 
 func ExampleNewCorrelation() {

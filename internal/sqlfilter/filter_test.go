@@ -398,17 +398,17 @@ func TestTruthString(t *testing.T) {
 func TestErrorMessages(t *testing.T) {
 	t.Parallel()
 	_, err := ParseFilter("sys.Foo = 1", nil)
-	require.EqualError(t, err, `sqlfilter: syntax error at offset 4 near "Foo": unknown system property sys.Foo`)
+	require.EqualError(t, err, `syntax error at offset 4 near "Foo": unknown system property sys.Foo`)
 	require.True(t, errors.Is(err, ErrSyntax))
 	require.False(t, errors.Is(err, ErrEval))
 
 	_, err = ParseFilter("a = ", nil)
-	require.EqualError(t, err, "sqlfilter: syntax error at offset 4: expected a value, found end of expression")
+	require.EqualError(t, err, "syntax error at offset 4: expected a value, found end of expression")
 
 	f, err := ParseFilter("color > 5", nil)
 	require.NoError(t, err)
 	_, err = f.Match(&Message{Properties: map[string]any{"color": "red"}})
-	require.EqualError(t, err, `sqlfilter: evaluation error at offset 6 near ">": cannot compare string with int64`)
+	require.EqualError(t, err, `evaluation error at offset 6 near ">": cannot compare string with int64`)
 	require.True(t, errors.Is(err, ErrEval))
 }
 
@@ -446,19 +446,19 @@ func requireParameterError(t *testing.T, err error, pos int, name string) {
 func TestParameterErrors(t *testing.T) {
 	t.Parallel()
 	_, err := ParseFilter("a = @p", nil)
-	require.EqualError(t, err, "sqlfilter: parameter @p at offset 4: not given")
+	require.EqualError(t, err, "parameter @p at offset 4: not given")
 	requireParameterError(t, err, 4, "p")
 
 	_, err = ParseFilter("a = @Blob", map[string]any{"@blob": []byte("x")})
-	require.EqualError(t, err, "sqlfilter: parameter @Blob at offset 4: unsupported type []uint8")
+	require.EqualError(t, err, "parameter @Blob at offset 4: unsupported type []uint8")
 	requireParameterError(t, err, 4, "Blob")
 
 	_, err = ParseAction("SET a = 1; SET b = @when", map[string]any{"when": struct{}{}})
-	require.EqualError(t, err, "sqlfilter: parameter @when at offset 19: unsupported type struct {}")
+	require.EqualError(t, err, "parameter @when at offset 19: unsupported type struct {}")
 	requireParameterError(t, err, 19, "when")
 
 	_, err = ParseAction("REMOVE x; SET y = @gone + 1", map[string]any{"@other": 1})
-	require.EqualError(t, err, "sqlfilter: parameter @gone at offset 18: not given")
+	require.EqualError(t, err, "parameter @gone at offset 18: not given")
 
 	require.NotContains(t, ErrParameter.Error(), "syntax")
 	require.Equal(t, "sqlfilter: bad parameter", ErrParameter.Error())

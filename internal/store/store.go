@@ -9,7 +9,8 @@ import (
 
 // Quota is the byte budget of an entity (SEMANTICS V3): a queue's own, or a
 // topic's, which its subscriptions' stores share. Every store adds what it
-// holds to its quota, so Used is always the sum of their Bytes. Safe for
+// holds to its quota, and its entity the bytes of its session states (SS9),
+// so Used is always the sum of their Bytes and of those states. Safe for
 // concurrent use.
 type Quota struct {
 	used  atomic.Int64
@@ -37,6 +38,10 @@ func (q *Quota) Fits(n int64) bool { return n <= q.limit.Load()-q.used.Load() }
 
 // Add adds n bytes, or takes -n away: what stores tallied (Store.Tally).
 func (q *Quota) Add(n int64) { q.used.Add(n) }
+
+// TryAdd adds n bytes if they fit in the limit (n <= 0 always does),
+// atomically, and reports whether it did.
+func (q *Quota) TryAdd(n int64) bool { return q.grow(n) }
 
 // grow adds n bytes if they fit, atomically, and reports whether it did.
 func (q *Quota) grow(n int64) bool {

@@ -181,10 +181,11 @@ type Recovered struct {
 }
 
 // Open opens the log in dir, creating dir if needed, and recovers it: it
-// locks dir ([ErrLocked] if another Log holds it), loads the newest valid
-// snapshot, checks every record after it and cuts off a torn last record.
-// Damage anywhere else is [ErrCorrupt], and then nothing on disk is
-// changed. The Log's flusher goroutine runs until Close.
+// locks dir ([ErrLocked] if another Log holds it; a [*DirError] if dir is
+// a file or the file system fails to read, create or lock it), loads the
+// newest valid snapshot, checks every record after it and cuts off a torn
+// last record. Damage anywhere else is [ErrCorrupt], and then nothing on
+// disk is changed. The Log's flusher goroutine runs until Close.
 func Open(dir string, o Options) (*Log, *Recovered, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -198,7 +199,7 @@ func Open(dir string, o Options) (*Log, *Recovered, error) {
 		if errors.Is(err, ErrLocked) {
 			return nil, nil, err
 		}
-		return nil, nil, fmt.Errorf("wal: lock %s: %w", dir, err)
+		return nil, nil, &DirError{Op: "lock", Dir: dir, Err: err}
 	}
 	l, rec, err := open(dir, o)
 	if err != nil {

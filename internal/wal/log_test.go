@@ -255,10 +255,21 @@ func TestDirErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	_, _, err = Open("/file", memOptions(fsys, SyncAlways))
-	require.ErrorContains(t, err, "/file is not a directory")
+	var dirErr *DirError
+	require.ErrorAs(t, err, &dirErr)
+	require.ErrorIs(t, err, syscall.ENOTDIR)
+	require.EqualError(t, err, "wal: use log directory /file: not a directory")
 	_, _, err = Open("/file/wal", memOptions(fsys, SyncAlways))
 	require.ErrorIs(t, err, syscall.ENOTDIR)
+	require.ErrorAs(t, err, &dirErr)
+	require.Equal(t, "create", dirErr.Op)
 	require.ErrorContains(t, err, "/file/wal")
+
+	fsys.FailNext(OpMkdir, "/new", syscall.EIO)
+	_, _, err = Open("/new", memOptions(fsys, SyncAlways))
+	require.ErrorIs(t, err, syscall.EIO)
+	require.ErrorAs(t, err, &dirErr)
+	require.Equal(t, "create", dirErr.Op)
 
 	fsys.FailNext(OpRead, "/db", os.ErrPermission)
 	_, _, err = Open(testDir, memOptions(fsys, SyncAlways))
@@ -279,7 +290,8 @@ func TestDirErrors(t *testing.T) {
 		name := filepath.Join(t.TempDir(), "file")
 		require.NoError(t, os.WriteFile(name, nil, 0o644))
 		_, _, err := Open(name, Options{})
-		require.ErrorContains(t, err, "is not a directory")
+		require.ErrorIs(t, err, syscall.ENOTDIR)
+		require.ErrorContains(t, err, name)
 	})
 }
 

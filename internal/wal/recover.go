@@ -9,24 +9,43 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
+
+// DirError is returned by [Open] when the log's directory cannot be used:
+// it is a file ([syscall.ENOTDIR]), or the file system failed to read,
+// create or lock it. Err is the cause.
+type DirError struct {
+	// Op is what failed: "use" (a file), "read", "create" or "lock".
+	Op  string
+	Dir string
+	Err error
+}
+
+// Error returns "wal: <op> log directory <dir>: <cause>".
+func (e *DirError) Error() string {
+	return fmt.Sprintf("wal: %s log directory %s: %v", e.Op, e.Dir, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *DirError) Unwrap() error { return e.Err }
 
 // prepareDir makes sure dir is a directory, creating it if it is missing.
 func prepareDir(fsys FS, dir string) error {
 	fi, err := fsys.Stat(dir)
 	switch {
 	case err == nil && !fi.IsDir():
-		return fmt.Errorf("wal: %s is not a directory", dir)
+		return &DirError{Op: "use", Dir: dir, Err: syscall.ENOTDIR}
 	case err == nil:
 		return nil
 	case !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("wal: log directory %s: %w", dir, err)
+		return &DirError{Op: "read", Dir: dir, Err: err}
 	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("wal: create log directory %s: %w", dir, err)
+		return &DirError{Op: "create", Dir: dir, Err: err}
 	}
 	if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
-		return fmt.Errorf("wal: create log directory %s: %w", dir, err)
+		return &DirError{Op: "create", Dir: dir, Err: err}
 	}
 	return nil
 }

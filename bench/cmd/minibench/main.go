@@ -19,8 +19,12 @@
 // rewrites that section only (appending it if missing).
 //
 // Environment (flags win): BENCH_QUICK=1 runs 1/100 of the full counts
-// (and durations); BENCH_SCALE sets the fraction; BENCH_REPS the
-// repetitions; BENCH_PEERS a comma-separated list of peers; BENCH_DIR where
+// (and durations); BENCH_SMOKE=1 sets -smoke, -check, one repetition, a
+// run timeout of 1m, a stall of 30s and the smallest scale, so that each
+// workload runs its MinN messages or for its MinDuration: the figures
+// mean nothing, the run shows that the command works; BENCH_SCALE sets
+// the fraction; BENCH_REPS the repetitions; BENCH_CHECK=1 sets -check;
+// BENCH_PEERS a comma-separated list of peers; BENCH_DIR where
 // the durable peers make their directories (default the system's temporary
 // directory); BENCH_RUN_TIMEOUT and BENCH_STALL the per-run limits (Go
 // durations).
@@ -65,18 +69,36 @@ func env(name, def string) string {
 // defaults are the flag defaults the environment sets.
 type defaults struct {
 	quick      bool
+	smoke      bool
+	check      bool
 	scale      float64
 	reps       int
 	runTimeout time.Duration
 	stall      time.Duration
 }
 
-// envDefaults reads BENCH_QUICK, BENCH_SCALE, BENCH_REPS, BENCH_RUN_TIMEOUT
-// and BENCH_STALL.
+// smokeScale is BENCH_SMOKE's scale: small enough that every workload
+// runs its MinN messages or for its MinDuration.
+const smokeScale = 1e-9
+
+// smokeWarmth is the heap a scaling phase warms under -smoke (see
+// [bench.RunOptions.HeapWarmth]).
+const smokeWarmth = 16 << 20
+
+// envDefaults reads BENCH_QUICK, BENCH_SMOKE, BENCH_CHECK, BENCH_SCALE,
+// BENCH_REPS, BENCH_RUN_TIMEOUT and BENCH_STALL.
 func envDefaults() (defaults, error) {
 	d := defaults{scale: 1.0}
+	reps, runTimeout, stall := "3", "5m", "60s"
 	if env("BENCH_QUICK", "") == "1" {
 		d.scale, d.quick = 0.01, true
+	}
+	if env("BENCH_SMOKE", "") == "1" {
+		d.scale, d.quick, d.smoke, d.check = smokeScale, true, true, true
+		reps, runTimeout, stall = "1", "1m", "30s" // a smoke run's runs take a second or less
+	}
+	if env("BENCH_CHECK", "") == "1" {
+		d.check = true
 	}
 	if s := env("BENCH_SCALE", ""); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
@@ -86,13 +108,13 @@ func envDefaults() (defaults, error) {
 		d.scale = v
 	}
 	var err error
-	if d.reps, err = strconv.Atoi(env("BENCH_REPS", "3")); err != nil {
+	if d.reps, err = strconv.Atoi(env("BENCH_REPS", reps)); err != nil {
 		return d, fmt.Errorf("BENCH_REPS: %w", err)
 	}
-	if d.runTimeout, err = time.ParseDuration(env("BENCH_RUN_TIMEOUT", "5m")); err != nil {
+	if d.runTimeout, err = time.ParseDuration(env("BENCH_RUN_TIMEOUT", runTimeout)); err != nil {
 		return d, fmt.Errorf("BENCH_RUN_TIMEOUT: %w", err)
 	}
-	if d.stall, err = time.ParseDuration(env("BENCH_STALL", "60s")); err != nil {
+	if d.stall, err = time.ParseDuration(env("BENCH_STALL", stall)); err != nil {
 		return d, fmt.Errorf("BENCH_STALL: %w", err)
 	}
 	return d, nil
@@ -112,6 +134,8 @@ type flags struct {
 	scalingReport             bool
 	points                    string
 	quick                     bool
+	smoke                     bool
+	check                     bool
 	cpuprofile, profilePhase  string
 	trace                     string
 	// inProcess runs every peer in this process; childPeer and childN make
@@ -144,13 +168,15 @@ func parseFlags(def defaults) flags {
 	flag.IntVar(&f.x, "x", 0, "with -scaling: the size of the point")
 	flag.BoolVar(&f.scalingReport, "scaling-report", false, "write SCALING.md (-md) and the PNGs beside it from the S-*.json files in -in")
 	flag.StringVar(&f.points, "points", "", "print the sizes of a scaling variable, one a line, and exit")
-	flag.BoolVar(&f.quick, "quick", def.quick, "with -points: the sizes of a quick run (BENCH_QUICK=1)")
+	flag.BoolVar(&f.quick, "quick", def.quick, "with -points: the sizes of a quick run (BENCH_QUICK=1 or BENCH_SMOKE=1)")
+	flag.BoolVar(&f.smoke, "smoke", def.smoke, "a run that measures nothing (BENCH_SMOKE=1): with -points the smallest size only; scaling phases warm 16 MiB of heap, not 1 GiB")
+	flag.BoolVar(&f.check, "check", def.check, "exit with an error if a run stalled, timed out or failed (BENCH_CHECK=1 or BENCH_SMOKE=1); a skipped peer is no failure")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file (with -peers minibus, of minibus only)")
 	flag.StringVar(&f.trace, "trace", "", "write a runtime/trace of the runs to this file (read it with cmd/gstates or go tool trace)")
 	flag.StringVar(&f.profilePhase, "profile-phase", "", "with -cpuprofile or -trace: capture only the first run's measured part of this name (run, enqueue, drain)")
 	flag.BoolVar(&f.inProcess, "in-process", false, "run every peer in this process (default: each run of a workload in a process of its own; -cpuprofile and -trace imply it)")
 	flag.StringVar(&f.childPeer, "child-peer", "", "internal: do one run of -workload on this peer and print its result as JSON")
-	flag.IntVar(&f.childN, "child-n", 0, "internal: with -child-peer, the run's message count")
+	flag.IntVar(&f.childN, "child-n", 0, "internal: with -child-peer, the run's message count (0 for a timed workload, D1 … D6)")
 	flag.Parse()
 	return f
 }
@@ -169,7 +195,7 @@ func run() error {
 	case f.scalingReport:
 		return writeScalingReport(f.in, f.md, f.command, f.missing)
 	case f.points != "":
-		return printPoints(f.points, f.quick)
+		return printPoints(f.points, f.quick, f.smoke)
 	}
 	w, err := f.selectWorkload()
 	if err != nil {
@@ -182,6 +208,9 @@ func run() error {
 		StallAfter: f.stall,
 		Log:        os.Stderr,
 		Dir:        f.dir,
+	}
+	if f.smoke {
+		opts.HeapWarmth = smokeWarmth
 	}
 	if f.childPeer != "" {
 		return runChild(w, f, opts)
@@ -235,7 +264,7 @@ func run() error {
 	if !f.inProcess && f.cpuprofile == "" && f.trace == "" && f.scaling == "" {
 		opts.Isolate = isolate(f)
 	}
-	return runAndSave(ctx, w, opts, rf, f.out)
+	return runAndSave(ctx, w, opts, rf, f.out, f.check)
 }
 
 // isolate does each run in a child process, this program again with
@@ -257,7 +286,7 @@ func isolate(f flags) func(ctx context.Context, w *bench.Workload, p bench.Peer,
 		defer cancel()
 		args := []string{"-workload", w.ID, "-child-peer", p.Name(), "-child-n", strconv.Itoa(n),
 			"-scale", strconv.FormatFloat(f.scale, 'g', -1, 64), "-run-timeout", f.runTimeout.String(),
-			"-stall", f.stall.String(), "-dir", f.dir}
+			"-stall", f.stall.String(), "-dir", f.dir, "-smoke=" + strconv.FormatBool(f.smoke)}
 		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
@@ -279,12 +308,25 @@ func runChild(w *bench.Workload, f flags, opts bench.RunOptions) error {
 	if err != nil {
 		return err
 	}
-	if len(peers) != 1 || f.childN < 1 {
-		return fmt.Errorf("-child-peer %q -child-n %d: want one peer and a count", f.childPeer, f.childN)
+	if len(peers) != 1 {
+		return fmt.Errorf("-child-peer %q: want one peer", f.childPeer)
+	}
+	if err := checkChildCount(w, f.childN); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	return json.NewEncoder(os.Stdout).Encode(bench.RunOnce(ctx, w, peers[0], f.childN, opts))
+}
+
+// checkChildCount checks the count a parent passed with -child-n: the one
+// [bench.Workload.CountFor] gave it, at least 1 for a workload that counts
+// messages; for a timed one (D1–D6) the count is 0 and not used.
+func checkChildCount(w *bench.Workload, n int) error {
+	if n < 0 || (n == 0 && w.Duration == 0) {
+		return fmt.Errorf("-workload %s -child-n %d: want a count of at least 1 (%s counts messages)", w.ID, n, w.ID)
+	}
+	return nil
 }
 
 // startCapture writes a CPU profile or a trace (start and end) to path:
@@ -349,8 +391,10 @@ func (f flags) selectWorkload() (*bench.Workload, error) {
 	return s.Workload(f.x), nil
 }
 
-// runAndSave runs w as opts say, saving f with every result to out.
-func runAndSave(ctx context.Context, w *bench.Workload, opts bench.RunOptions, f bench.RunFile, out string) error {
+// runAndSave runs w as opts say, saving f with every result to out. With
+// check, a run that failed ([bench.Status.Failed]) makes it return an
+// error once all have run.
+func runAndSave(ctx context.Context, w *bench.Workload, opts bench.RunOptions, f bench.RunFile, out string, check bool) error {
 	save := func() error {
 		if out == "" {
 			return nil
@@ -374,11 +418,32 @@ func runAndSave(ctx context.Context, w *bench.Workload, opts bench.RunOptions, f
 		return ctx.Err()
 	}
 	f.Finished = time.Now().UTC()
-	return save()
+	if err := save(); err != nil {
+		return err
+	}
+	if check {
+		return failedRuns(f)
+	}
+	return nil
 }
 
-// printPoints prints the sizes of scaling variable id.
-func printPoints(id string, quick bool) error {
+// failedRuns is an error naming the runs of f that failed, or nil.
+func failedRuns(f bench.RunFile) error {
+	var failed []string
+	for _, r := range f.Results {
+		if r.Status.Failed() {
+			failed = append(failed, fmt.Sprintf("%s rep %d: %s: %s", r.Peer, r.Rep, r.Status, r.Error))
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("-check: %s: %d of %d runs failed: %s", f.Workload, len(failed), len(f.Results), strings.Join(failed, "; "))
+}
+
+// printPoints prints the sizes of scaling variable id: all, the quick
+// ones, or with smoke the smallest.
+func printPoints(id string, quick, smoke bool) error {
 	s := bench.ScalingByID(id)
 	if s == nil {
 		return fmt.Errorf("-points %q: want one of depth, fanout, entities, blocked, jump", id)
@@ -386,6 +451,9 @@ func printPoints(id string, quick bool) error {
 	pts := s.Points
 	if quick {
 		pts = s.Quick
+	}
+	if smoke {
+		pts = s.Quick[:1]
 	}
 	for _, x := range pts {
 		fmt.Println(x)
