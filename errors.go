@@ -73,9 +73,11 @@ var (
 	// cannot be created, read or locked.
 	ErrStoreFailed = errs.ErrStoreFailed
 
-	// ErrCorrupt is returned by [Open] when the directory is damaged before
-	// its last record (a torn last record, what a crash leaves, is repaired).
-	// Open then changes nothing on disk.
+	// ErrCorrupt is returned by [Open] when the directory is damaged: a log
+	// segment missing, wherever it is, or a damaged record that was on disk
+	// or that other records follow (a torn last record, what a crash
+	// leaves, is cut off; a damaged record the last snapshot holds is
+	// skipped). Open then changes nothing on disk.
 	ErrCorrupt = errs.ErrCorrupt
 )
 
