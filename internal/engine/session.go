@@ -327,18 +327,24 @@ func (r *Receiver) SetSessionState(ctx context.Context, state []byte) (err error
 	}
 	e := r.e
 	defer e.mu.Unlock()
-	if err := e.setStateLocked(r.sess, state, now); err != nil {
-		return err
-	}
-	if enc := e.rec(recState); enc != nil {
+	// The record is the call's own data: built, and checked against the
+	// journal's limit, before anything changes (V3).
+	enc := e.rec(recState)
+	if enc != nil {
 		enc.str(r.sess.id)
 		enc.bytes(state)
 		enc.svar(now)
 		if err := e.recordTooLarge(enc, errs.ErrMessageTooLarge, "a session state of "+strconv.Itoa(len(state))+" bytes"); err != nil {
 			return err
 		}
-		e.commit(enc)
 	}
+	if err := e.setStateLocked(r.sess, state, now); err != nil {
+		if enc != nil {
+			enc.drop()
+		}
+		return err
+	}
+	e.commit(enc)
 	return nil
 }
 
