@@ -118,18 +118,6 @@ func (b *Broker) all() []*Entity {
 
 var errClosed = errs.Errorf(errs.ErrClosed, "namespace", "")
 
-// begin starts a namespace-level call: it checks that the broker is open and
-// catches up (SEMANTICS T3).
-func (b *Broker) begin() (int64, error) {
-	if b.life.closed() {
-		return 0, errClosed
-	}
-	if err := b.errFailed(); err != nil {
-		return 0, err
-	}
-	return b.now(), nil
-}
-
 // lookupLocked returns the live entity named name (any kind), removing a
 // deleted one from the map. Called with b.mu held.
 func (b *Broker) lookupLocked(name string) *Entity {
@@ -149,9 +137,10 @@ func describe(kind Kind, name string) string { return kind.String() + " " + strc
 
 // Create adds a queue or topic whose name and configuration the caller has
 // checked. ErrAlreadyExists when a queue or topic has the name.
-func (b *Broker) Create(kind Kind, name string, c Config) (_ *Entity, err error) {
-	defer b.end(b.events.mark(), &err)
-	now, err := b.begin()
+func (b *Broker) Create(kind Kind, name string, cfg Config) (_ *Entity, err error) {
+	c := b.call(endDurable)
+	defer c.exit(&err)
+	now, err := c.enter(noContext)
 	if err != nil {
 		return nil, err
 	}
@@ -163,13 +152,13 @@ func (b *Broker) Create(kind Kind, name string, c Config) (_ *Entity, err error)
 	if old := b.lookupLocked(name); old != nil {
 		return nil, errs.Errorf(errs.ErrAlreadyExists, describe(kind, name), "the name is taken by %s", old.describe())
 	}
-	if err := b.checkForwardTargetsLocked(name, c, describe(kind, name)); err != nil {
+	if err := b.checkForwardTargetsLocked(name, cfg, describe(kind, name)); err != nil {
 		return nil, err
 	}
-	e := b.createLocked(kind, name, c, now)
+	e := b.createLocked(kind, name, cfg, now)
 	if enc := e.rec(recCreate); enc != nil {
 		enc.u8(uint8(kind))
-		enc.config(c)
+		enc.config(cfg)
 		enc.svar(now)
 		e.commit(enc)
 	}
@@ -187,7 +176,9 @@ func (b *Broker) createLocked(kind Kind, name string, c Config, at int64) *Entit
 
 // Find returns the live queue or topic of kind named name, or ErrNotFound.
 func (b *Broker) Find(kind Kind, name string) (*Entity, error) {
-	if _, err := b.begin(); err != nil {
+	c := b.call(endUnlock)
+	defer c.exit(nil)
+	if _, err := c.enter(noContext); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
@@ -202,8 +193,9 @@ func (b *Broker) Find(kind Kind, name string) (*Entity, error) {
 // Delete deletes the queue or topic of kind named name with everything in
 // it (SEMANTICS A5), or returns ErrNotFound.
 func (b *Broker) Delete(kind Kind, name string) (err error) {
-	defer b.end(b.events.mark(), &err)
-	now, err := b.begin()
+	c := b.call(endDurable)
+	defer c.exit(&err)
+	now, err := c.enter(noContext)
 	if err != nil {
 		return err
 	}
@@ -235,7 +227,9 @@ func (e *Entity) deleteFound(now int64) error {
 // Names returns the sorted names of the live entities of kind, as created;
 // nil when the broker is closed.
 func (b *Broker) Names(kind Kind) []string {
-	if _, err := b.begin(); err != nil {
+	c := b.call(endUnlock)
+	defer c.exit(nil)
+	if _, err := c.enter(noContext); err != nil {
 		return nil
 	}
 	b.mu.Lock()
@@ -256,14 +250,14 @@ type lifecycle struct {
 	// isClosed is set by Close, once: the one record that the broker is
 	// closed.
 	isClosed atomic.Bool
-	mu       sync.Mutex // orders close against enter
+	mu       sync.Mutex // orders close against add
 	wg       sync.WaitGroup
 }
 
 func (l *lifecycle) closed() bool { return l.isClosed.Load() }
 
-// enter registers a goroutine of the broker's; false once closed.
-func (l *lifecycle) enter() bool {
+// add registers a goroutine of the broker's; false once closed.
+func (l *lifecycle) add() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed() {
@@ -273,7 +267,8 @@ func (l *lifecycle) enter() bool {
 	return true
 }
 
-func (l *lifecycle) exit() { l.wg.Done() }
+// done ends add.
+func (l *lifecycle) done() { l.wg.Done() }
 
 // close marks the broker closed and reports whether it was open.
 func (l *lifecycle) close() bool {

@@ -384,10 +384,10 @@ func (b *Broker) setTimerLocked(d time.Duration) {
 // onTimer is the timer's callback: catch up, which wakes the receivers whose
 // messages became available, and re-arm while receivers are still blocked.
 func (b *Broker) onTimer() {
-	if !b.life.enter() {
+	if !b.life.add() {
 		return
 	}
-	defer b.life.exit()
+	defer b.life.done()
 	b.sched.armedAt.Store(store.Never)
 	for {
 		b.catchUp(b.clockNow())

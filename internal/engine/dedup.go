@@ -120,10 +120,12 @@ func (e *Entity) recordLocked(ids []string, now int64) {
 // DuplicateHistory returns how many MessageIDs the entity remembers for
 // duplicate detection, as of now.
 func (e *Entity) DuplicateHistory() int {
-	if _, err := e.lock(); err != nil {
+	c := e.call(noFault)
+	c.end = endUnlock
+	defer c.exit(nil)
+	if _, err := c.enter(noContext); err != nil {
 		return 0
 	}
-	defer e.mu.Unlock()
 	if e.dups == nil {
 		return 0
 	}

@@ -38,12 +38,16 @@
 // # How a call flows
 //
 // The root checks a call's arguments and copies the caller's messages into
-// store records. Every call then reads the clock and catches up
-// (catchup.go): everything in the namespace due at or before now happens
-// first, in time order (SEMANTICS T3). It then locks its entity, applies
-// one or more transitions (transitions.go) and unlocks; a receive returns
-// pinned snapshots, which the root copies into the caller's messages
-// outside every lock and releases.
+// store records. Every exported engine call then comes in through one
+// frame, a call (call.go), a value on its stack: its entry asks the fault
+// injectors, checks ctx, the broker and the receiver, reads the clock and
+// catches up (catchup.go), so that everything in the namespace due at or
+// before now happens first, in time order (SEMANTICS T3), then locks its
+// entity and checks its status. The call applies one or more transitions
+// (transitions.go); its exit unlocks, delivers what it forwarded, hands
+// its events to the observer and waits for its records to be durable. A
+// receive returns pinned snapshots, which the root copies into the
+// caller's messages outside every lock and releases.
 //
 // # Lock order
 //

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,7 +121,7 @@ type Entity struct {
 	deleted atomic.Bool
 
 	// publishers counts the topic publishes parked on mu, a subscription's
-	// lock (lockSubsLocked); see unlockForPublish.
+	// lock (lockSubsLocked); see call.unlock.
 	publishers atomic.Int32
 
 	mu  sync.Mutex
@@ -151,9 +149,10 @@ type Entity struct {
 	localNext int64
 	// instant is the latest instant e acted at: a call, or a deadline. A
 	// call reads the clock before it waits for mu, so one that read it
-	// earlier may come after one that read it later; enter moves it up to
-	// this instant, and an entity's times (EnqueuedTime in sequence order,
-	// SEMANTICS Q3; its events) never go back.
+	// earlier may come after one that read it later; its entry
+	// (call.enter) moves it up to this instant, and an entity's times
+	// (EnqueuedTime in sequence order, SEMANTICS Q3; its events) never go
+	// back.
 	instant int64
 	st      *store.Store
 	quota   *store.Quota // a subscription shares its topic's
@@ -247,53 +246,6 @@ func (e *Entity) Describe(q store.Queue) string {
 	return e.describe()
 }
 
-// begin starts an operation: it checks ctx and the broker and catches up,
-// returning now (SEMANTICS T3).
-func (e *Entity) begin(ctx context.Context) (int64, error) {
-	if ctx == nil {
-		return 0, errs.Errorf(errs.ErrInvalidArgument, e.describe(), "nil context")
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	return e.b.begin()
-}
-
-// enter locks e, moves *now up to the latest instant e acted at (see
-// instant), processes what is due at *now, and checks that e still exists.
-// On error, e is unlocked again.
-func (e *Entity) enter(now *int64) error {
-	e.mu.Lock()
-	if e.b.life.closed() {
-		e.mu.Unlock()
-		return errClosed
-	}
-	if *now < e.instant {
-		*now = e.instant
-	}
-	e.instant = *now
-	if *now >= e.localNext {
-		e.advanceLocked(*now, false)
-	}
-	if e.deleted.Load() {
-		e.mu.Unlock()
-		return e.errNotFound()
-	}
-	e.pruneDupsLocked(*now)
-	return nil
-}
-
-// lock starts a call that takes no context: it catches up and locks e,
-// returning now; on error e is not locked.
-func (e *Entity) lock() (int64, error) {
-	now, err := e.b.begin()
-	if err != nil {
-		return 0, err
-	}
-	err = e.enter(&now)
-	return now, err
-}
-
 func (e *Entity) errNotFound() error { return errs.Errorf(errs.ErrNotFound, e.describe(), "") }
 
 // Config returns the entity's configuration.
@@ -307,21 +259,21 @@ func (e *Entity) Config() Config {
 // locks: a new LockDuration or TTL applies to later locks and messages. An
 // update is activity (SEMANTICS A2); receivers blocked on the entity wake to
 // see a new status. A topic's new size limits apply to its subscriptions.
-func (e *Entity) Update(c Config) (err error) {
-	defer e.b.end(e.b.events.mark(), &err)
+func (e *Entity) Update(cfg Config) (err error) {
+	c := e.call(noFault)
+	defer c.exit(&err)
 	self := e.name
 	if e.kind == KindSubscription {
 		self = "" // a subscription is no destination
 	}
-	if err := e.b.checkForwardTargets(self, c, e.describe()); err != nil {
+	if err := e.b.checkForwardTargets(self, cfg, e.describe()); err != nil {
 		return err
 	}
-	now, err := e.lock()
+	now, err := c.enter(noContext)
 	if err != nil {
 		return err
 	}
-	defer e.mu.Unlock()
-	e.updateLocked(c, now)
+	e.updateLocked(cfg, now)
 	e.b.log.Info("minibus: updated", "entity", e.describe())
 	return nil
 }
@@ -383,14 +335,14 @@ type Counts struct {
 
 // Counts returns the entity's counts as of now (SEMANTICS T3).
 func (e *Entity) Counts() (_ Counts, err error) {
-	defer e.b.end(e.b.events.mark(), &err)
-	now, err := e.lock()
+	c := e.call(noFault)
+	defer c.exit(&err)
+	now, err := c.enter(noContext)
 	if err != nil {
 		return Counts{}, err
 	}
-	defer e.mu.Unlock()
 	st := e.st
-	c := Counts{
+	n := Counts{
 		Active: st.Count(store.Main, store.Available) + st.Count(store.Main, store.Locked) +
 			st.Count(store.Main, store.Deferred) + st.Count(store.Main, store.Delayed),
 		Scheduled:          st.Count(store.Main, store.Scheduled),
@@ -403,11 +355,11 @@ func (e *Entity) Counts() (_ Counts, err error) {
 	}
 	if e.kind == KindTopic {
 		subs := e.lockSubsLocked(now)
-		c.Subscriptions = len(subs)
-		c.Size = e.quota.Used()
+		n.Subscriptions = len(subs)
+		n.Size = e.quota.Used()
 		unlockAll(subs)
 	}
-	return c, nil
+	return n, nil
 }
 
 // touchLocked records an activity at now (SEMANTICS A2); for a subscription
@@ -565,19 +517,5 @@ func (e *Entity) Broker() *Broker { return e.b }
 func (e *Entity) wakeAllLocked() {
 	for i := range e.waiters {
 		e.waiters[i].wakeAll()
-	}
-}
-
-// unlockForPublish unlocks e and, when a topic's publish is parked on e's
-// lock, yields the processor to it. Go readies the woken publish on this
-// goroutine's P, where it would wait until this goroutine blocks (a
-// receive's copies out, a batch of settlements later) while it holds the
-// topic and the subscriptions locked before e, and every subscription's
-// receivers wait for it (bench/PROFILE.md, "Waiting for a P"). Used where
-// receivers let go of the lock: taking messages and settling them.
-func (e *Entity) unlockForPublish() {
-	e.mu.Unlock()
-	if e.publishers.Load() > 0 {
-		runtime.Gosched()
 	}
 }

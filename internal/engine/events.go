@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
 )
 
@@ -315,28 +314,6 @@ func (b *Broker) deliverEvents(since uint64) {
 	ev.mu.Unlock()
 }
 
-// handOutEvents hands over the events pushed so far that it can without
-// waiting: those of entities whose lane is free.
-func (b *Broker) handOutEvents() {
-	ev := &b.events
-	if !ev.on {
-		return
-	}
-	ev.mu.Lock()
-	until := ev.last.Load()
-	for {
-		ev.reapLocked()
-		l := ev.takeLocked(until)
-		if l == nil {
-			break
-		}
-		b.handOver(l)
-		ev.mu.Lock()
-		ev.endLocked(l)
-	}
-	ev.mu.Unlock()
-}
-
 // takeLocked takes a batch, up to ticket until, from the first ready lane:
 // its waiting events before the first of the next ready lane. It returns
 // the lane, now busy, or nil when no ready lane has an event up to until.
@@ -596,47 +573,4 @@ func (k EventKind) String() string {
 		return names[k]
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
-}
-
-// Operation is a call a fault injector can fail; its values are those of
-// the public Operation.
-type Operation uint8
-
-const (
-	OpSend Operation = iota
-	OpSchedule
-	OpCancelScheduled
-	OpReceive
-	OpPeek
-	OpComplete
-	OpAbandon
-	OpDeadLetter
-	OpDefer
-	OpRenewLock
-	OpAcceptSession
-	OpRelease
-)
-
-// inject asks every fault injector, in order, whether op on e fails: all
-// are asked, and the first error wins. A panicking injector fails the call
-// too, with an error that wraps ErrInvalidArgument: the namespace was given
-// a bad injector.
-func (b *Broker) inject(op Operation, e *Entity) error {
-	var first error
-	for _, f := range b.faults {
-		if err := askFault(f, op, e); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
-// askFault asks f whether op on e fails, turning a panic into an error.
-func askFault(f func(Operation, string) error, op Operation, e *Entity) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = errs.Errorf(errs.ErrInvalidArgument, e.describe(), "fault injector panicked: %v", r)
-		}
-	}()
-	return f(op, e.path)
 }

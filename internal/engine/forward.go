@@ -101,32 +101,6 @@ func (o *outbox) landed(f *forward) {
 	o.mu.Unlock()
 }
 
-// flush delivers the messages waiting to be forwarded, and those their
-// deliveries forward further, in the order they left, then hands out the
-// events it can without waiting (handOutEvents). A call ends with end,
-// which waits for its own events too.
-func (b *Broker) flush() {
-	b.flushForwards()
-	b.handOutEvents()
-}
-
-// end ends a call that began when the last event's ticket was since (a
-// deferred end(b.events.mark(), &err) reads it then): finish, then what
-// done does after its delivery.
-func (b *Broker) end(since uint64, err *error) {
-	b.finish(since)
-	b.durable(err)
-}
-
-// finish delivers what a call that began at ticket since forwarded, then
-// its events: it returns once every message forwarded so far has landed,
-// the observer has seen every event pushed since (the call's own among
-// them) and every earlier event has been handed over.
-func (b *Broker) finish(since uint64) {
-	b.flushForwards()
-	b.deliverEvents(since)
-}
-
 // flushForwards delivers the messages waiting to be forwarded, and those
 // their deliveries forward further. o.n counts the messages pushed and not
 // yet landed, in flight with another flush included: a call that forwarded

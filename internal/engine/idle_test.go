@@ -49,14 +49,14 @@ func sendOne(t *testing.T, e *Entity, id string) {
 	require.NoError(t, err)
 }
 
-// call is a receive (or accept) run in a goroutine.
-type call struct {
+// async is a receive (or accept) run in a goroutine.
+type async struct {
 	done chan error
 	n    int // messages taken, read after done
 }
 
-func receiveAsync(ctx context.Context, r *Receiver, wait time.Duration) *call {
-	c := &call{done: make(chan error, 1)}
+func receiveAsync(ctx context.Context, r *Receiver, wait time.Duration) *async {
+	c := &async{done: make(chan error, 1)}
 	go func() {
 		s, err := r.Receive(ctx, 1, nil, wait)
 		c.n = len(s)
@@ -68,8 +68,8 @@ func receiveAsync(ctx context.Context, r *Receiver, wait time.Duration) *call {
 	return c
 }
 
-func acceptAsync(ctx context.Context, e *Entity) *call {
-	c := &call{done: make(chan error, 1)}
+func acceptAsync(ctx context.Context, e *Entity) *async {
+	c := &async{done: make(chan error, 1)}
 	go func() {
 		r, err := e.AcceptNextSession(ctx, PeekLock, nil)
 		if r != nil {
@@ -109,7 +109,7 @@ func TestP2_EveryEndUnregisters(t *testing.T) {
 	ends := []struct {
 		name     string
 		sessions bool
-		start    func(t *testing.T, ctx context.Context, e *Entity) (*call, *Receiver)
+		start    func(t *testing.T, ctx context.Context, e *Entity) (*async, *Receiver)
 		end      func(t *testing.T, b *Broker, e *Entity, mock *clock.Mock, r *Receiver, cancel func())
 		want     error // nil: taken or timed out without error
 	}{
@@ -123,20 +123,20 @@ func TestP2_EveryEndUnregisters(t *testing.T) {
 			require.NoError(t, b.Delete(KindQueue, "q"))
 		}, want: errs.ErrNotFound},
 		{name: "broker closed", end: func(_ *testing.T, b *Broker, _ *Entity, _ *clock.Mock, _ *Receiver, _ func()) { b.Close() }, want: errs.ErrClosed},
-		{name: "session lock lost", sessions: true, start: func(t *testing.T, ctx context.Context, e *Entity) (*call, *Receiver) {
+		{name: "session lock lost", sessions: true, start: func(t *testing.T, ctx context.Context, e *Entity) (*async, *Receiver) {
 			r, err := e.AcceptSession(ctx, "s", PeekLock)
 			require.NoError(t, err)
 			return receiveAsync(ctx, r, 0), r
 		}, end: func(_ *testing.T, _ *Broker, _ *Entity, mock *clock.Mock, _ *Receiver, _ func()) {
 			mock.Add(time.Minute)
 		}, want: errs.ErrSessionLockLost},
-		{name: "accept ctx", sessions: true, start: func(t *testing.T, ctx context.Context, e *Entity) (*call, *Receiver) {
+		{name: "accept ctx", sessions: true, start: func(t *testing.T, ctx context.Context, e *Entity) (*async, *Receiver) {
 			return acceptAsync(ctx, e), nil
 		}, end: func(_ *testing.T, _ *Broker, _ *Entity, _ *clock.Mock, _ *Receiver, cancel func()) { cancel() }, want: context.Canceled},
-		{name: "accept taken", sessions: true, start: func(t *testing.T, ctx context.Context, e *Entity) (*call, *Receiver) {
+		{name: "accept taken", sessions: true, start: func(t *testing.T, ctx context.Context, e *Entity) (*async, *Receiver) {
 			return acceptAsync(ctx, e), nil
 		}, end: func(t *testing.T, _ *Broker, e *Entity, _ *clock.Mock, _ *Receiver, _ func()) { sendOne(t, e, "s") }},
-		{name: "accept broker closed", sessions: true, start: func(t *testing.T, ctx context.Context, e *Entity) (*call, *Receiver) {
+		{name: "accept broker closed", sessions: true, start: func(t *testing.T, ctx context.Context, e *Entity) (*async, *Receiver) {
 			return acceptAsync(ctx, e), nil
 		}, end: func(_ *testing.T, b *Broker, _ *Entity, _ *clock.Mock, _ *Receiver, _ func()) { b.Close() }, want: errs.ErrClosed},
 	}
@@ -146,7 +146,7 @@ func TestP2_EveryEndUnregisters(t *testing.T) {
 				b, e, mock := idleBroker(t, x.sessions)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
-				var c *call
+				var c *async
 				var r *Receiver
 				if x.start != nil {
 					c, r = x.start(t, ctx, e)

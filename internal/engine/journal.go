@@ -266,26 +266,17 @@ func (e *Entity) touchRecLocked(now int64) {
 	e.touchLocked(now)
 }
 
-// done ends a call: it delivers what the call forwarded and its events, and
-// in a durable broker waits until every record appended so far is durable.
-// A journal error replaces a nil *err with ErrStoreFailed, and fails every
-// later call too.
-func (b *Broker) done(err *error) {
-	b.flush()
-	b.durable(err)
-}
-
-// durable is done after the delivery: in a durable broker it waits until
-// every record appended so far is durable.
-func (b *Broker) durable(err *error) {
-	if b.dur.j == nil || *err != nil {
-		return
+// durable waits until every record appended so far is as durable as the
+// journal promises, in a durable broker, and returns the error the call
+// gets when it is not: ErrStoreFailed, which fails every later call too.
+func (b *Broker) durable() error {
+	if b.dur.j == nil {
+		return nil
 	}
-	if werr := b.dur.j.Wait(b.dur.j.Last()); werr != nil {
-		*err = b.storeFailed(werr)
-	} else if ferr := b.errFailed(); ferr != nil {
-		*err = ferr // a record appendRec refused
+	if err := b.dur.j.Wait(b.dur.j.Last()); err != nil {
+		return b.storeFailed(err)
 	}
+	return b.errFailed() // a record appendRec refused
 }
 
 // storeFailed makes the broker failed with cause, if it was not, and

@@ -54,10 +54,12 @@ func (e *Entity) NewReceiver(q store.Queue, mode Mode) (*Receiver, error) {
 	if e.kind == KindTopic {
 		return nil, errs.Errorf(errs.ErrInvalidArgument, e.describe(), "a topic has no receiver: receive from a subscription")
 	}
-	if _, err := e.lock(); err != nil {
+	c := e.call(noFault)
+	c.end = endUnlock
+	defer c.exit(nil)
+	if _, err := c.enter(noContext); err != nil {
 		return nil, err
 	}
-	defer e.mu.Unlock()
 	switch {
 	case q == store.Main && e.sessions != nil:
 		return nil, errs.Errorf(errs.ErrInvalidArgument, e.describe(), "the %s requires sessions: accept a session to receive", e.kind)
@@ -93,21 +95,25 @@ func (r *Receiver) Close() {
 		return
 	}
 	e := r.e
-	since := e.b.events.mark()
 	if r.sess == nil || e.b.life.closed() {
 		e.mu.Lock()
 		r.waitList().wakeOwned(r)
 		e.mu.Unlock()
 		return
 	}
+	// Releasing the session is a call's change, which its exit delivers;
+	// but the call enters on its own: on a deleted entity, or after the
+	// broker's journal failed, the receiver closes all the same.
+	c := e.call(noFault)
+	c.end = endObserved
+	defer c.exit(nil)
 	now := e.b.now() // a session lock that ended by now ended first
 	e.mu.Lock()
+	c.held = true
 	r.waitList().wakeOwned(r)
 	if r.sess.holder == r && !e.deleted.Load() {
 		e.releaseSessionLocked(r.sess, now, false)
 	}
-	e.mu.Unlock()
-	e.b.finish(since)
 }
 
 // Closed reports whether Close was called.
@@ -125,36 +131,6 @@ func (r *Receiver) waitList() *waitList {
 	return &r.e.waiters[r.q]
 }
 
-// enter starts a receive-side call: receiver, ctx and broker checks,
-// catch-up, the entity's lock, its status (SEMANTICS V5) and, for a session
-// receiver, its session's lock (SS5). On success e.mu is held.
-func (r *Receiver) enter(ctx context.Context) (int64, error) {
-	if r.Closed() {
-		return 0, r.ErrClosed()
-	}
-	e := r.e
-	now, err := e.begin(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if err := e.enter(&now); err != nil {
-		return 0, err
-	}
-	switch {
-	case r.Closed():
-		err = r.ErrClosed()
-	case r.sessionLost():
-		err = r.errSessionLost()
-	case !e.cfg.Status.canReceive():
-		err = errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses receives", e.cfg.Status)
-	}
-	if err != nil {
-		e.mu.Unlock()
-		return 0, err
-	}
-	return now, nil
-}
-
 // available returns how many messages the receiver could take now.
 func (r *Receiver) available() int {
 	if r.sess != nil {
@@ -170,30 +146,26 @@ func (r *Receiver) available() int {
 // negative, Receive returns what it took, possibly nothing; 0 waits as long
 // as ctx allows.
 func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot, maxWait time.Duration) (_ []store.Snapshot, err error) {
-	since := r.e.b.events.mark()
-	var waited *blocked // for WaitIdle, once the call waits (SEMANTICS P2)
-	defer func() { r.e.b.end(since, &err); waited.done() }()
-	if err := r.e.b.inject(OpReceive, r.e); err != nil {
-		return nil, err
-	}
+	c := r.call(OpReceive)
+	defer c.exit(&err)
 	e := r.e
 	var timeout <-chan time.Time
 	deadline := store.Never
 	for {
-		now, err := r.enter(ctx)
+		now, err := c.enter(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if r.available() > 0 {
 			n := len(snaps)
 			snaps = e.takeLocked(r, max, now, snaps)
-			waited.tookLocked()
+			c.waited.tookLocked() // for WaitIdle, if the call waited (SEMANTICS P2)
 			if r.taken != nil {
 				r.taken(len(snaps) - n)
 			}
 			e.touchLocked(now)
 			e.accessed = now
-			e.unlockForPublish()
+			c.yield = true
 			return snaps, nil
 		}
 		if maxWait > 0 && deadline == store.Never {
@@ -204,7 +176,6 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 		}
 		if maxWait < 0 || now >= deadline {
 			e.touchRecLocked(now)
-			e.mu.Unlock()
 			return snaps, nil
 		}
 		w := r.spare.Swap(nil)
@@ -212,12 +183,12 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 			w = newWaiter(r) // another call of this receiver has the spare
 		}
 		list := r.waitList()
-		again := waited != nil
+		again := c.waited != nil
 		if !again {
-			waited = e.blockLocked(r)
+			c.waited = e.blockLocked(r)
 		}
 		list.add(w)
-		e.mu.Unlock()
+		c.unlock()
 		if again {
 			e.b.Changed() // woken, it found nothing: idle again
 		}
@@ -226,7 +197,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 		if err != nil {
 			return nil, err
 		}
-		since = e.b.events.mark() // what others did meanwhile is not this call's
+		c.since = e.b.events.mark() // what others did meanwhile is not this call's
 	}
 }
 
@@ -236,16 +207,13 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 // scheduled messages, never expired ones (E3). A session receiver sees its
 // session's available, locked and deferred messages.
 func (r *Receiver) Peek(ctx context.Context, max int, from int64) (_ []store.Snapshot, err error) {
-	defer r.e.b.end(r.e.b.events.mark(), &err) // what it shows is durable
-	if err := r.e.b.inject(OpPeek, r.e); err != nil {
-		return nil, err
-	}
-	now, err := r.enter(ctx)
+	c := r.call(OpPeek)
+	defer c.exit(&err) // what it shows is durable
+	now, err := c.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	e := r.e
-	defer e.mu.Unlock()
 	start := store.Key{Seq: from}
 	if from == 0 {
 		start = r.cursor
@@ -290,16 +258,13 @@ func (e *Entity) peekSnapshotLocked(m *store.Message) store.Snapshot {
 // it returns ErrMessageNotFound and fetches nothing. The caller has checked
 // the numbers.
 func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) (_ []store.Snapshot, err error) {
-	defer r.e.b.end(r.e.b.events.mark(), &err)
-	if err := r.e.b.inject(OpReceive, r.e); err != nil {
-		return nil, err
-	}
-	now, err := r.enter(ctx)
+	c := r.call(OpReceive)
+	defer c.exit(&err)
+	now, err := c.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	e := r.e
-	defer e.mu.Unlock()
 	var found []*store.Message
 	for _, seq := range seqs {
 		n := len(found)
@@ -395,16 +360,13 @@ func (r *Receiver) StopRenewing(tokens ...[16]byte) {
 // limit), oldest first, without delivering them, and returns how many. A
 // delete is activity (SEMANTICS A2).
 func (r *Receiver) Delete(ctx context.Context, max int, before int64) (_ int, err error) {
-	defer r.e.b.end(r.e.b.events.mark(), &err)
-	if err := r.e.b.inject(OpReceive, r.e); err != nil {
-		return 0, err
-	}
-	now, err := r.enter(ctx)
+	c := r.call(OpReceive)
+	defer c.exit(&err)
+	now, err := c.enter(ctx)
 	if err != nil {
 		return 0, err
 	}
 	e := r.e
-	defer e.mu.Unlock()
 	enc := e.rec(recRemove)
 	if enc != nil {
 		enc.u8(uint8(r.q))
@@ -454,12 +416,14 @@ func (e *Entity) removeLocked(doomed []*store.Message, q store.Queue, now int64)
 // lock: they must not block or call the broker. A deleted entity has
 // nothing to take.
 func (e *Entity) Quiet(q store.Queue, busy func() bool, held func() []*Receiver) bool {
-	if _, err := e.lock(); err != nil {
+	c := e.call(noFault)
+	c.end = endUnlock
+	defer c.exit(nil)
+	if _, err := c.enter(noContext); err != nil {
 		e.mu.Lock() // gone or closed: only busy counts
 		defer e.mu.Unlock()
 		return !busy()
 	}
-	defer e.mu.Unlock()
 	if busy() {
 		return false
 	}
@@ -487,14 +451,16 @@ func (e *Entity) Quiet(q store.Queue, busy func() bool, held func() []*Receiver)
 // due deadline does not end the wait at once. A wake-up it takes is passed
 // on, so that a receive blocked on q does not miss it.
 func (e *Entity) WaitChange(ctx context.Context, q store.Queue, d time.Duration) error {
-	defer e.b.finish(e.b.events.mark())
-	if _, err := e.lock(); err != nil {
+	c := e.call(noFault)
+	c.end = endObserved
+	defer c.exit(nil)
+	if _, err := c.enter(noContext); err != nil {
 		return nil // gone or closed: the retry says so
 	}
 	list := &e.waiters[q]
 	w := newWaiter(nil)
 	list.add(w)
-	e.mu.Unlock()
+	c.unlock()
 	t := e.b.clock.Timer(d)
 	defer t.Stop()
 	woken, err := e.b.wait(ctx, e, w, t.C)
@@ -516,8 +482,10 @@ func (b *Broker) CatchUp() {
 	if b.life.closed() {
 		return
 	}
+	c := b.call(endObserved)
+	c.since = 0 // every event so far
+	defer c.exit(nil)
 	b.now()
-	b.finish(0)
 }
 
 // OnTake makes the receiver call f, under the entity's lock, with the number

@@ -56,6 +56,7 @@ type Recovery struct {
 // caller finds it (the engine says which record); the broker is then
 // unusable and must be closed.
 func (b *Broker) Recover(r Recovery) error {
+	c := b.call(endDurable) // exited once the broker is durable, not on errors before
 	b.replay = &replayState{covered: map[string]uint64{}, locks: map[lockRef]*store.Message{}}
 	on := b.events.on
 	b.events.on = false
@@ -94,7 +95,7 @@ func (b *Broker) Recover(r Recovery) error {
 		default: // endLocks's records kicked it
 		}
 	}
-	b.done(&err)
+	c.exit(&err)
 	return err
 }
 

@@ -13,12 +13,15 @@ import (
 // ScheduleMessages gives, or store.Unset to use each message's own
 // ScheduledEnqueueTime. It returns their sequence numbers when seqs is set.
 func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs bool) (_ []int64, err error) {
-	defer e.b.end(e.b.events.mark(), &err) // after the unlock: forwards and events go on outside every lock
 	op := OpSend
 	if at != store.Unset {
 		op = OpSchedule
 	}
-	if err := e.b.inject(op, e); err != nil {
+	c := e.call(op)
+	c.need = needSend
+	defer c.exit(&err)
+	now, err := c.enter(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if at != store.Unset {
@@ -26,15 +29,7 @@ func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs
 			m.Scheduled = at
 		}
 	}
-	now, err := e.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.enter(&now); err != nil {
-		return nil, err
-	}
-	defer e.mu.Unlock()
-	if err := e.checkSendLocked(recs); err != nil {
+	if err := e.checkSizesLocked(recs); err != nil {
 		return nil, err
 	}
 	enc, err := e.sendRecLocked(recs, now)
@@ -136,12 +131,8 @@ func spread(recs, kept []*store.Message, seqs []int64) []int64 {
 	return out
 }
 
-// checkSendLocked checks status and message sizes for a batch (SEMANTICS
-// V3, V5).
-func (e *Entity) checkSendLocked(recs []*store.Message) error {
-	if !e.cfg.Status.canSend() {
-		return errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses sends", e.cfg.Status)
-	}
+// checkSizesLocked checks the message sizes of a batch (SEMANTICS V3).
+func (e *Entity) checkSizesLocked(recs []*store.Message) error {
 	for i, m := range recs {
 		if size := m.Size(); size > e.cfg.maxMessageSize() {
 			return errTooLarge(e, "message "+strconv.Itoa(i), size, m.MessageID == "")
@@ -195,20 +186,12 @@ func errQuota(e *Entity, n int64, what string) error {
 // number that is not one is ErrMessageNotFound. The caller has checked the
 // numbers.
 func (e *Entity) Cancel(ctx context.Context, seqs []int64) (err error) {
-	defer e.b.end(e.b.events.mark(), &err)
-	if err := e.b.inject(OpCancelScheduled, e); err != nil {
-		return err
-	}
-	now, err := e.begin(ctx)
+	c := e.call(OpCancelScheduled)
+	c.need = needSend
+	defer c.exit(&err)
+	now, err := c.enter(ctx)
 	if err != nil {
 		return err
-	}
-	if err := e.enter(&now); err != nil {
-		return err
-	}
-	defer e.mu.Unlock()
-	if !e.cfg.Status.canSend() {
-		return errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses sends", e.cfg.Status)
 	}
 	found := make([]*store.Message, len(seqs))
 	for i, seq := range seqs {

@@ -95,23 +95,12 @@ func (e *Entity) errNoSessions() error {
 // messages (SEMANTICS SS2), and returns its receiver. A session held by
 // another receiver is ErrSessionCannotBeLocked.
 func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (_ *Receiver, err error) {
-	defer e.b.end(e.b.events.mark(), &err)
-	if err := e.b.inject(OpAcceptSession, e); err != nil {
-		return nil, err
-	}
-	if e.sessions == nil {
-		return nil, e.errNoSessions()
-	}
-	now, err := e.begin(ctx)
+	c := e.call(OpAcceptSession)
+	c.need = needSessions | needReceive
+	defer c.exit(&err)
+	now, err := c.enter(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if err := e.enter(&now); err != nil {
-		return nil, err
-	}
-	defer e.mu.Unlock()
-	if !e.cfg.Status.canReceive() {
-		return nil, errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses receives", e.cfg.Status)
 	}
 	if s := e.sessions.byID[id]; s != nil && s.holder != nil {
 		return nil, errs.Errorf(errs.ErrSessionCannotBeLocked, e.describe(), "session %q is held by another receiver", id)
@@ -126,51 +115,40 @@ func (e *Entity) AcceptSession(ctx context.Context, id string, mode Mode) (_ *Re
 // anyone else can see the session held: it must not block or call the
 // broker.
 func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*Receiver)) (_ *Receiver, err error) {
-	since := e.b.events.mark()
-	var waited *blocked // for WaitIdle, once the call waits (SEMANTICS P2)
-	defer func() { e.b.end(since, &err); waited.done() }()
-	if err := e.b.inject(OpAcceptSession, e); err != nil {
-		return nil, err
-	}
-	if e.sessions == nil {
-		return nil, e.errNoSessions()
-	}
-	w := newWaiter(nil)
+	c := e.call(OpAcceptSession)
+	c.need = needSessions | needReceive
+	defer c.exit(&err)
+	var w *waiter
 	for {
-		now, err := e.begin(ctx)
+		now, err := c.enter(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if err := e.enter(&now); err != nil {
-			return nil, err
-		}
-		if st := e.cfg.Status; !st.canReceive() {
-			e.mu.Unlock()
-			return nil, errs.Errorf(errs.ErrEntityDisabled, e.describe(), "status %v refuses receives", st)
-		}
 		if id, ok := e.st.NextSession(); ok {
 			r := e.holdLocked(id, mode, now)
-			waited.tookLocked()
+			c.waited.tookLocked() // for WaitIdle, if the call waited (SEMANTICS P2)
 			if onHold != nil {
 				onHold(r)
 			}
-			e.mu.Unlock()
 			return r, nil
 		}
+		if w == nil {
+			w = newWaiter(nil)
+		}
 		list := &e.waiters[store.Main]
-		again := waited != nil
+		again := c.waited != nil
 		if !again {
-			waited = e.blockLocked(nil)
+			c.waited = e.blockLocked(nil)
 		}
 		list.add(w)
-		e.mu.Unlock()
+		c.unlock()
 		if again {
 			e.b.Changed() // woken, it found nothing: idle again
 		}
 		if err := e.waitOn(ctx, list, w, nil); err != nil {
 			return nil, err
 		}
-		since = e.b.events.mark() // what others did meanwhile is not this call's
+		c.since = e.b.events.mark() // what others did meanwhile is not this call's
 	}
 }
 
@@ -267,17 +245,13 @@ func (r *Receiver) LockedUntil() int64 {
 // RenewSessionLock moves the session's lock, and its locked messages'
 // locks, to now + LockDuration (SEMANTICS SS8) and returns the new end.
 func (r *Receiver) RenewSessionLock(ctx context.Context) (_ int64, err error) {
-	defer r.e.b.end(r.e.b.events.mark(), &err)
-	if err := r.e.b.inject(OpRenewLock, r.e); err != nil {
-		return 0, err
-	}
-	now, err := r.enter(ctx)
+	c := r.call(OpRenewLock)
+	defer c.exit(&err)
+	now, err := c.enter(ctx)
 	if err != nil {
 		return 0, err
 	}
-	e := r.e
-	defer e.mu.Unlock()
-	return e.renewSessionLocked(r.sess, now), nil
+	return r.e.renewSessionLocked(r.sess, now), nil
 }
 
 // renewSessionLocked moves session s's lock, and its messages' locks, to
@@ -309,24 +283,24 @@ func (e *Entity) relockSessionLocked(s *session, until int64) {
 // SessionState returns the session's state; nil when never set (SEMANTICS
 // SS6). The caller copies it.
 func (r *Receiver) SessionState(ctx context.Context) (_ []byte, err error) {
-	defer r.e.b.end(r.e.b.events.mark(), &err)
-	if _, err := r.enter(ctx); err != nil {
+	c := r.call(noFault)
+	defer c.exit(&err)
+	if _, err := c.enter(ctx); err != nil {
 		return nil, err
 	}
-	defer r.e.mu.Unlock()
 	return r.sess.state, nil
 }
 
 // SetSessionState replaces the session's state with state, the caller's
 // copy; nil clears it (SEMANTICS SS6).
 func (r *Receiver) SetSessionState(ctx context.Context, state []byte) (err error) {
-	defer r.e.b.end(r.e.b.events.mark(), &err)
-	now, err := r.enter(ctx)
+	c := r.call(noFault)
+	defer c.exit(&err)
+	now, err := c.enter(ctx)
 	if err != nil {
 		return err
 	}
 	e := r.e
-	defer e.mu.Unlock()
 	// The record is the call's own data: built, and checked against the
 	// journal's limit, before anything changes (V3).
 	enc := e.rec(recState)
@@ -381,18 +355,12 @@ func (e *Entity) stateBytesLocked() int64 {
 // SessionIDs returns the ids of the entity's sessions that have messages or
 // state, sorted.
 func (e *Entity) SessionIDs(ctx context.Context) (_ []string, err error) {
-	defer e.b.end(e.b.events.mark(), &err)
-	if e.sessions == nil {
-		return nil, e.errNoSessions()
-	}
-	now, err := e.begin(ctx)
-	if err != nil {
+	c := e.call(noFault)
+	c.need = needSessions
+	defer c.exit(&err)
+	if _, err := c.enter(ctx); err != nil {
 		return nil, err
 	}
-	if err := e.enter(&now); err != nil {
-		return nil, err
-	}
-	defer e.mu.Unlock()
 	ids := e.st.SessionIDs()
 	for id, s := range e.sessions.byID {
 		if s.state != nil && !slices.Contains(ids, id) {

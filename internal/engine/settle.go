@@ -50,16 +50,14 @@ type Settlement struct {
 // PropertiesToModify that would pass the entity's limits are refused (V3).
 // On error nothing changed. For Renew it returns the lock's new end.
 func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64, err error) {
-	defer r.e.b.end(r.e.b.events.mark(), &err)
-	if err := r.e.b.inject(settleOps[s.Op], r.e); err != nil {
-		return 0, err
-	}
-	now, err := r.enter(ctx)
+	c := r.call(settleOps[s.Op])
+	defer c.exit(&err)
+	now, err := c.enter(ctx)
 	if err != nil {
 		return 0, err
 	}
+	c.yield = true
 	e := r.e
-	defer e.unlockForPublish()
 	m := e.st.Locked(s.Token)
 	if m == nil || m.Queue() != r.q || now >= m.LockedUntil() || (r.sess != nil && m.SessionID != r.sess.id) {
 		return 0, errs.Errorf(errs.ErrLockLost, e.Describe(r.q), "%s", lockName(s))

@@ -89,7 +89,7 @@ func (t *Entity) lockSubsLocked(now int64) []*Entity {
 	pruned := false
 	for _, s := range t.subs {
 		if !s.mu.TryLock() {
-			s.publishers.Add(1) // see unlockForPublish
+			s.publishers.Add(1) // see call.unlock
 			s.mu.Lock()
 			s.publishers.Add(-1)
 		}
@@ -120,15 +120,17 @@ func unlockAll(es []*Entity) {
 }
 
 // liveSubs returns the topic's live subscriptions as of now, unlocked.
-func (t *Entity) liveSubs() ([]*Entity, int64, error) {
-	now, err := t.lock()
+func (t *Entity) liveSubs() ([]*Entity, error) {
+	c := t.call(noFault)
+	c.end = endUnlock
+	defer c.exit(nil)
+	now, err := c.enter(noContext)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	defer t.mu.Unlock()
 	subs := t.lockSubsLocked(now)
 	unlockAll(subs)
-	return subs, now, nil
+	return subs, nil
 }
 
 func (t *Entity) describeSub(name string) string {
@@ -138,16 +140,16 @@ func (t *Entity) describeSub(name string) string {
 // CreateSubscription adds a subscription with rules to the topic; the
 // caller has checked its name and configuration. ErrAlreadyExists when the
 // topic has one of that name (case-insensitive, SEMANTICS V1).
-func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (_ *Entity, err error) {
-	defer t.b.end(t.b.events.mark(), &err)
-	if err := t.b.checkForwardTargets("", c, t.describeSub(name)); err != nil {
+func (t *Entity) CreateSubscription(name string, cfg Config, rules []*Rule) (_ *Entity, err error) {
+	c := t.call(noFault)
+	defer c.exit(&err)
+	if err := t.b.checkForwardTargets("", cfg, t.describeSub(name)); err != nil {
 		return nil, err
 	}
-	now, err := t.lock()
+	now, err := c.enter(noContext)
 	if err != nil {
 		return nil, err
 	}
-	defer t.mu.Unlock()
 	unlockAll(t.lockSubsLocked(now))
 	if i, found := t.findSubLocked(name); found {
 		return nil, errs.Errorf(errs.ErrAlreadyExists, t.subs[i].describe(), "")
@@ -165,10 +167,10 @@ func (t *Entity) CreateSubscription(name string, c Config, rules []*Rule) (_ *En
 				len(rules), n, t.b.dur.maxRecord)
 		}
 	}
-	s := t.createSubLocked(name, c, rules, now)
+	s := t.createSubLocked(name, cfg, rules, now)
 	if enc := s.rec(recCreate); enc != nil {
 		enc.u8(uint8(KindSubscription))
-		enc.config(c)
+		enc.config(cfg)
 		enc.svar(now)
 		enc.uvar(uint64(len(rules)))
 		for _, r := range rules {
@@ -202,7 +204,7 @@ func (t *Entity) createSubLocked(name string, c Config, rules []*Rule, at int64)
 // Subscription returns the topic's live subscription named name
 // (case-insensitive), or ErrNotFound.
 func (t *Entity) Subscription(name string) (*Entity, error) {
-	subs, _, err := t.liveSubs()
+	subs, err := t.liveSubs()
 	if err != nil {
 		return nil, err
 	}
@@ -217,16 +219,16 @@ func (t *Entity) Subscription(name string) (*Entity, error) {
 
 // DeleteSubscription deletes the named subscription and its messages.
 func (t *Entity) DeleteSubscription(name string) (err error) {
-	defer t.b.end(t.b.events.mark(), &err)
+	c := t.call(noFault)
+	defer c.exit(&err)
 	s, err := t.Subscription(name)
 	if err != nil {
 		return err
 	}
-	now, err := t.lock()
+	now, err := c.enter(noContext)
 	if err != nil {
 		return err
 	}
-	defer t.mu.Unlock()
 	t.subs = slices.DeleteFunc(slices.Clone(t.subs), func(x *Entity) bool { return x == s })
 	return s.deleteFound(now)
 }
@@ -234,7 +236,7 @@ func (t *Entity) DeleteSubscription(name string) (err error) {
 // SubscriptionNames returns the names of the topic's subscriptions, sorted,
 // as created.
 func (t *Entity) SubscriptionNames() ([]string, error) {
-	subs, _, err := t.liveSubs()
+	subs, err := t.liveSubs()
 	if err != nil {
 		return nil, err
 	}
@@ -249,12 +251,12 @@ func (t *Entity) SubscriptionNames() ([]string, error) {
 // CreateRule adds a rule to the subscription. ErrAlreadyExists for a name
 // it has, in any case (SEMANTICS V1). A rule change is activity (A2).
 func (s *Entity) CreateRule(r *Rule) (err error) {
-	defer s.b.end(s.b.events.mark(), &err)
-	now, err := s.lock()
+	c := s.call(noFault)
+	defer c.exit(&err)
+	now, err := c.enter(noContext)
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
 	if i, found := findRule(s.rules, r.Spec.Name); found {
 		return errs.Errorf(errs.ErrAlreadyExists, s.describe(), "rule %q", s.rules[i].Spec.Name)
 	}
@@ -282,12 +284,12 @@ func (s *Entity) addRuleLocked(r *Rule, now int64) {
 // DeleteRule removes the named rule (case-insensitive), or returns
 // ErrNotFound.
 func (s *Entity) DeleteRule(name string) (err error) {
-	defer s.b.end(s.b.events.mark(), &err)
-	now, err := s.lock()
+	c := s.call(noFault)
+	defer c.exit(&err)
+	now, err := c.enter(noContext)
 	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
 	i, found := findRule(s.rules, name)
 	if !found {
 		return errs.Errorf(errs.ErrNotFound, s.describe(), "rule %q", name)
@@ -311,10 +313,12 @@ func (s *Entity) deleteRuleLocked(i int, now int64) {
 // Rules returns the specs of the subscription's rules, sorted by name as
 // created; the caller must not change their maps.
 func (s *Entity) Rules() ([]RuleSpec, error) {
-	if _, err := s.lock(); err != nil {
+	c := s.call(noFault)
+	c.end = endUnlock
+	defer c.exit(nil)
+	if _, err := c.enter(noContext); err != nil {
 		return nil, err
 	}
-	defer s.mu.Unlock()
 	out := make([]RuleSpec, len(s.rules))
 	for i, r := range s.rules {
 		out[i] = r.Spec
