@@ -200,11 +200,11 @@ func (p *Processor) Run(ctx context.Context) error {
 	b := p.e.Broker()
 	p.mu.Lock()
 	p.held = make(map[*engine.Receiver]struct{})
-	b.AddIdler(idler{p})
+	b.AddWork(work{p})
 	close(p.started)
 	p.mu.Unlock()
 	defer func() {
-		b.RemoveIdler(idler{p})
+		b.RemoveWork(work{p})
 		p.mu.Lock()
 		p.started = make(chan struct{})
 		p.mu.Unlock()
@@ -301,7 +301,7 @@ func isClosed(ch <-chan struct{}) bool {
 // WaitIdle hears when none is left.
 func (p *Processor) settled() {
 	if p.inflight.Add(-1) == 0 {
-		p.e.Broker().Changed()
+		p.e.Broker().WorkChanged()
 	}
 }
 
@@ -402,14 +402,14 @@ func (p *Processor) shutdown(handlers *sync.WaitGroup) {
 	}
 }
 
-// idler is a running processor as WaitIdle sees it.
-type idler struct{ p *Processor }
+// work is a running processor as WaitIdle sees it.
+type work struct{ p *Processor }
 
-// Idle reports whether the processor has nothing to do now: no message in
+// Quiet reports whether the processor has nothing to do now: no message in
 // flight and none available to it, both read at one instant under the
 // entity's lock. A receive counts what it takes in flight under that lock
 // (OnTake), so a message is never seen neither available nor in flight.
-func (x idler) Idle() bool {
+func (x work) Quiet() bool {
 	p := x.p
 	busy := func() bool { return p.inflight.Load() > 0 }
 	if !p.session {
@@ -449,5 +449,5 @@ func (ns *Namespace) WaitIdle(ctx context.Context) error {
 	if ctx == nil {
 		return errorf(ErrInvalidArgument, "namespace", "nil context")
 	}
-	return b.WaitIdle(ctx)
+	return b.WaitQuiet(ctx)
 }

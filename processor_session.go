@@ -99,7 +99,7 @@ func (p *Processor) sessionLoop(ctx context.Context, handlers *sync.WaitGroup) e
 			p.mu.Lock()
 			delete(p.held, r)
 			p.mu.Unlock()
-			p.e.Broker().Changed()
+			p.e.Broker().WorkChanged()
 			if err == nil || errors.Is(err, ErrSessionLockLost) {
 				failures = 0
 				continue

@@ -19,10 +19,10 @@ import (
 type Broker struct {
 	clock clock.Clock
 	log   *slog.Logger
-	// quiet: log's handler is slog.DiscardHandler, so no level is ever
+	// discard: log's handler is slog.DiscardHandler, so no level is ever
 	// enabled; saves asking it on every batch of events.
-	quiet bool
-	loc   *time.Location
+	discard bool
+	loc     *time.Location
 	// epoch is the clock's time at New; instants are measured from it
 	// (clockNow).
 	epoch      time.Time
@@ -30,9 +30,9 @@ type Broker struct {
 
 	life   lifecycle
 	sched  scheduler
-	outbox outbox    // messages being forwarded (forward.go)
-	events events    // events on their way to the observer (events.go)
-	idle   idleWatch // the processors and blocked receives WaitIdle waits for (idle.go)
+	outbox outbox     // messages being forwarded (forward.go)
+	events events     // events on their way to the observer (events.go)
+	quiet  quiescence // the processors and blocked receives WaitQuiet waits for (quiet.go)
 	faults []func(Operation, string) error
 	ids    atomic.Uint64
 	dur    durability // a durable broker's journal (journal.go)
@@ -66,7 +66,7 @@ func New(o Options) *Broker {
 	b := &Broker{
 		clock:      o.Clock,
 		log:        o.Logger,
-		quiet:      o.Logger.Handler() == slog.DiscardHandler,
+		discard:    o.Logger.Handler() == slog.DiscardHandler,
 		loc:        epoch.Location(),
 		epoch:      epoch,
 		epochNanos: Instant(epoch),
@@ -282,7 +282,7 @@ func (b *Broker) Logger() *slog.Logger { return b.log }
 
 // debugging reports whether the logger writes Debug lines now.
 func (b *Broker) debugging() bool {
-	return !b.quiet && b.log.Enabled(context.Background(), slog.LevelDebug)
+	return !b.discard && b.log.Enabled(context.Background(), slog.LevelDebug)
 }
 
 // Clock returns the broker's clock.

@@ -41,7 +41,7 @@ type call struct {
 	// waits until the events after it are observed.
 	since uint64
 	// waited is a Receive's or an AcceptNextSession's registration for
-	// WaitIdle, once the call has waited; exit ends it.
+	// WaitQuiet, once the call has waited; exit ends it.
 	waited *blocked
 	op     Operation // asked of the fault injectors, unless it is noFault
 	need   need

@@ -42,6 +42,186 @@ import (
 // finds nothing due and registers its true earliest deadline. So the common
 // send, receive and complete never touch the scheduler's lock.
 
+// now reads the clock and catches up: when it returns, everything in the
+// namespace that was due at or before the returned instant has happened
+// (SEMANTICS T3).
+func (b *Broker) now() int64 {
+	now := b.clockNow()
+	if now >= b.sched.next.Load() || b.sched.running.Load() {
+		b.catchUp(now)
+	}
+	return now
+}
+
+// CatchUp makes everything due at or before the clock's now happen
+// (SEMANTICS T3), and delivers what that forwarded; it returns once the
+// observer has seen every event so far.
+func (b *Broker) CatchUp() {
+	if b.life.closed() {
+		return
+	}
+	c := b.call(endObserved)
+	c.since = 0 // every event so far
+	defer c.exit(nil)
+	b.now()
+}
+
+// catchUp processes every deadline due at or before now, in time order
+// across entities (SEMANTICS T3), then delivers the events, outside the
+// catch-up: an observer may wait for a call, which waits for a running
+// catch-up.
+func (b *Broker) catchUp(now int64) {
+	since := b.events.mark()
+	b.catchUpLocked(now)
+	b.deliverEvents(since)
+}
+
+func (b *Broker) catchUpLocked(now int64) {
+	s := &b.sched
+	s.catchMu.Lock()
+	s.running.Store(true)
+	defer func() {
+		s.running.Store(false)
+		s.catchMu.Unlock()
+	}()
+	for {
+		s.mu.Lock()
+		it, ok := s.tree.Min()
+		if !ok || it.due > now {
+			s.mu.Unlock()
+			return
+		}
+		s.tree.DeleteMin()
+		it.e.schedDue.Store(store.Never)
+		if nx, ok := s.tree.Min(); ok {
+			s.next.Store(nx.due)
+		} else {
+			s.next.Store(store.Never)
+		}
+		s.mu.Unlock()
+		it.e.catchUp(now)
+		b.flushForwards()
+	}
+}
+
+// catchUp is the namespace catch-up's visit: process what is due at or
+// before now while no other entity has an earlier deadline, then register
+// the next one.
+func (e *Entity) catchUp(now int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.deleted.Load() {
+		return
+	}
+	e.inCatchUp = true
+	e.advanceLocked(now, true)
+	e.inCatchUp = false
+	e.rescheduleLocked() // advanceLocked's registration was skipped
+	// Only as far as e has acted (instant: a call that read the clock
+	// before this catch-up acts at its own reading, and finds the ids
+	// remembered then) and the namespace is caught up (a message forwarded
+	// from an entity whose deadlines come first arrives at its own instant):
+	// either is a duplicate of an id remembered until after it (SEMANTICS
+	// DD1, T3).
+	e.pruneDupsLocked(min(now, e.instant, e.b.sched.next.Load()))
+}
+
+// advanceLocked processes e's deadlines due at or before now in (instant,
+// key) order, and deletes e at its idle deadline (SEMANTICS T3, A3). With
+// global set it stops at the namespace's next deadline elsewhere, so that
+// events across entities happen in time order.
+func (e *Entity) advanceLocked(now int64, global bool) {
+	if e.b.replay != nil {
+		return // the log holds what happened (replay.go)
+	}
+	for !e.deleted.Load() {
+		d := e.st.Next()
+		l, held := e.sessions.next()
+		idle := e.idleDueLocked()
+		at := min(d.At, l.until, idle)
+		if at > now || (global && at > e.b.sched.next.Load()) {
+			break
+		}
+		e.instant = max(e.instant, at)
+		switch {
+		case d.At == at: // a message's deadline, before a session's at the same instant
+			e.deadlineLocked(d)
+		case held && l.until == at:
+			if s := e.sessions.byID[l.id]; s.renewUntil > at {
+				e.renewSessionLocked(s, at) // a session processor's renewal
+			} else {
+				e.releaseSessionLocked(s, at, true) // SEMANTICS SS5
+			}
+		default:
+			e.b.log.Info("minibus: deleted on idle", "entity", e.describe())
+			e.deleteRecLocked(at)
+		}
+		if global && e.b.outbox.n.Load() > 0 {
+			break // deliver first: the destinations' deadlines may come next (T3)
+		}
+	}
+	e.rescheduleLocked()
+}
+
+// pruneDupsLocked forgets the ids whose window ended at or before at,
+// unless a forward is on its way: it left at an instant of its own, maybe
+// earlier, and must find the ids remembered then (SEMANTICS DD1, T3). The
+// next entry or catch-up with nothing on its way prunes instead.
+func (e *Entity) pruneDupsLocked(at int64) {
+	if e.dups != nil && e.b.outbox.n.Load() == 0 {
+		e.dups.prune(at)
+	}
+}
+
+// nextDueLocked is e's earliest pending event, or store.Never.
+func (e *Entity) nextDueLocked() int64 {
+	if e.deleted.Load() {
+		return store.Never
+	}
+	l, _ := e.sessions.next()
+	return min(e.st.Next().At, l.until, e.idleDueLocked())
+}
+
+// idleDueLocked is the instant e is deleted for idleness (SEMANTICS A3), or
+// store.Never. A queue or topic with pending scheduled messages is never
+// idle (A2); its idle time counts from its last scheduled activation too.
+func (e *Entity) idleDueLocked() int64 {
+	if e.cfg.AutoDeleteOnIdle == 0 || e.cfg.ForwardTo != "" || e.deleted.Load() {
+		return store.Never // a forwarding source is never idle (SEMANTICS A4)
+	}
+	if e.kind != KindSubscription && e.st.Count(store.Main, store.Scheduled) > 0 {
+		return store.Never
+	}
+	last := max(e.lastActivity.Load(), e.lastActivation)
+	return after(last, int64(e.cfg.AutoDeleteOnIdle))
+}
+
+// rescheduleLocked refreshes localNext and the scheduler's bound after e's
+// deadlines or idle settings changed.
+func (e *Entity) rescheduleLocked() {
+	e.localNext = e.nextDueLocked()
+	if e.localNext != store.Never {
+		e.b.register(e, e.localNext)
+	}
+}
+
+// noteDueLocked makes sure e is caught up at due: a new deadline.
+func (e *Entity) noteDueLocked(due int64) {
+	if due < e.localNext {
+		e.localNext = due
+	}
+	e.b.register(e, due)
+}
+
+// rescheduleIdleLocked moves the idle deadline after an activity. The
+// scheduler's bound is a lower bound, so a later idle deadline needs no
+// registration; only a first one does (an entity with nothing else due).
+func (e *Entity) rescheduleIdleLocked() {
+	if e.cfg.AutoDeleteOnIdle != 0 && e.localNext == store.Never {
+		e.rescheduleLocked()
+	}
+}
+
 type schedItem struct {
 	due int64
 	id  uint64
@@ -252,66 +432,6 @@ func (b *Broker) watchedNext() int64 {
 		}
 	}
 	return next
-}
-
-// catchUp processes every deadline due at or before now, in time order
-// across entities (SEMANTICS T3), then delivers the events, outside the
-// catch-up: an observer may wait for a call, which waits for a running
-// catch-up.
-func (b *Broker) catchUp(now int64) {
-	since := b.events.mark()
-	b.catchUpLocked(now)
-	b.deliverEvents(since)
-}
-
-func (b *Broker) catchUpLocked(now int64) {
-	s := &b.sched
-	s.catchMu.Lock()
-	s.running.Store(true)
-	defer func() {
-		s.running.Store(false)
-		s.catchMu.Unlock()
-	}()
-	for {
-		s.mu.Lock()
-		it, ok := s.tree.Min()
-		if !ok || it.due > now {
-			s.mu.Unlock()
-			return
-		}
-		s.tree.DeleteMin()
-		it.e.schedDue.Store(store.Never)
-		if nx, ok := s.tree.Min(); ok {
-			s.next.Store(nx.due)
-		} else {
-			s.next.Store(store.Never)
-		}
-		s.mu.Unlock()
-		it.e.catchUp(now)
-		b.flushForwards()
-	}
-}
-
-// catchUp is the namespace catch-up's visit: process what is due at or
-// before now while no other entity has an earlier deadline, then register
-// the next one.
-func (e *Entity) catchUp(now int64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.deleted.Load() {
-		return
-	}
-	e.inCatchUp = true
-	e.advanceLocked(now, true)
-	e.inCatchUp = false
-	e.rescheduleLocked() // advanceLocked's registration was skipped
-	// Only as far as e has acted (instant: a call that read the clock
-	// before this catch-up acts at its own reading, and finds the ids
-	// remembered then) and the namespace is caught up (a message forwarded
-	// from an entity whose deadlines come first arrives at its own instant):
-	// either is a duplicate of an id remembered until after it (SEMANTICS
-	// DD1, T3).
-	e.pruneDupsLocked(min(now, e.instant, e.b.sched.next.Load()))
 }
 
 // arm sets the timer for the earliest deadline blocked receivers wait on.

@@ -1,6 +1,8 @@
 package engine
 
-import "github.com/minibus-go/minibus/internal/store"
+import (
+	"github.com/minibus-go/minibus/internal/store"
+)
 
 // dupHistory remembers the MessageIDs a queue or topic with
 // RequiresDuplicateDetection accepted, each until its acceptance plus the
@@ -47,16 +49,6 @@ func (h *dupHistory) prune(now int64) {
 	if h.head > 64 && h.head*2 > len(h.order) {
 		h.order = append(h.order[:0], h.order[h.head:]...)
 		h.head = 0
-	}
-}
-
-// pruneDupsLocked forgets the ids whose window ended at or before at,
-// unless a forward is on its way: it left at an instant of its own, maybe
-// earlier, and must find the ids remembered then (SEMANTICS DD1, T3). The
-// next entry or catch-up with nothing on its way prunes instead.
-func (e *Entity) pruneDupsLocked(at int64) {
-	if e.dups != nil && e.b.outbox.n.Load() == 0 {
-		e.dups.prune(at)
 	}
 }
 

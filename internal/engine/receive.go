@@ -32,7 +32,7 @@ type Receiver struct {
 	// Guarded by e.mu.
 	renewFor int64
 	// taken, when set, is told under e.mu how many messages a receive took,
-	// before anyone else can see them gone (a processor's WaitIdle count).
+	// before anyone else can see them gone (a processor's count for WaitQuiet).
 	taken func(n int)
 
 	// isClosed is set by Close: the one record that the receiver is closed.
@@ -159,7 +159,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 		if r.available() > 0 {
 			n := len(snaps)
 			snaps = e.takeLocked(r, max, now, snaps)
-			c.waited.tookLocked() // for WaitIdle, if the call waited (SEMANTICS P2)
+			c.waited.tookLocked() // for WaitQuiet, if the call waited (SEMANTICS P2)
 			if r.taken != nil {
 				r.taken(len(snaps) - n)
 			}
@@ -190,7 +190,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 		list.add(w)
 		c.unlock()
 		if again {
-			e.b.Changed() // woken, it found nothing: idle again
+			e.b.WorkChanged() // woken, it found nothing: quiet again
 		}
 		err = e.waitOn(ctx, list, w, timeout)
 		r.spare.Store(w)
@@ -311,50 +311,6 @@ func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) (_ []store
 	return snaps, nil
 }
 
-// renewUntil is until when a lock r takes at now is renewed automatically:
-// its session's limit, or now + renewFor; 0 for never.
-func (r *Receiver) renewUntil(now int64) int64 {
-	if r.sess != nil {
-		return r.sess.renewUntil
-	}
-	if r.renewFor <= 0 {
-		return 0
-	}
-	return after(now, r.renewFor)
-}
-
-// AutoRenew makes the receiver's locks renew themselves at their end, on
-// the namespace clock, until d after each delivery (for a session receiver,
-// after the session was accepted): a processor's automatic lock renewal.
-func (r *Receiver) AutoRenew(d time.Duration) {
-	e := r.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	r.renewFor = int64(d)
-	if s := r.sess; s != nil && s.holder == r {
-		s.renewUntil = after(s.acceptedAt, int64(d))
-		e.st.LockedIn(s.id, func(m *store.Message) { m.RenewUntil = s.renewUntil })
-	}
-}
-
-// StopRenewing ends the automatic renewal of the locks of tokens, which
-// then end at their LockedUntil; with none, of the receiver's session and
-// its messages.
-func (r *Receiver) StopRenewing(tokens ...[16]byte) {
-	e := r.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, t := range tokens {
-		if m := e.st.Locked(t); m != nil {
-			m.RenewUntil = 0
-		}
-	}
-	if s := r.sess; len(tokens) == 0 && s != nil && s.holder == r {
-		s.renewUntil = 0
-		e.st.LockedIn(s.id, func(m *store.Message) { m.RenewUntil = 0 })
-	}
-}
-
 // Delete removes up to max available, delayed or deferred messages of the
 // receiver's queue (of its session) enqueued at or before before (Never: no
 // limit), oldest first, without delivering them, and returns how many. A
@@ -405,93 +361,4 @@ func (e *Entity) removeLocked(doomed []*store.Message, q store.Queue, now int64)
 		e.st.Remove(m)
 	}
 	e.touchLocked(now)
-}
-
-// Quiet reports whether, at one instant under e's lock, busy() is false and
-// nothing waits to be taken from queue q: no message available and, for the
-// main queue of a session entity, no session to accept and no message
-// available in a session of held(). Reading both under the lock is what
-// makes the answer true of one instant: a receive that takes a message tells
-// busy's count under the same lock (OnTake). busy and held run under e's
-// lock: they must not block or call the broker. A deleted entity has
-// nothing to take.
-func (e *Entity) Quiet(q store.Queue, busy func() bool, held func() []*Receiver) bool {
-	c := e.call(noFault)
-	c.end = endUnlock
-	defer c.exit(nil)
-	if _, err := c.enter(noContext); err != nil {
-		e.mu.Lock() // gone or closed: only busy counts
-		defer e.mu.Unlock()
-		return !busy()
-	}
-	if busy() {
-		return false
-	}
-	if q != store.Main || e.sessions == nil {
-		return e.st.Available(q) == 0
-	}
-	if _, ok := e.st.NextSession(); ok {
-		return false
-	}
-	if held != nil {
-		for _, r := range held() {
-			if r.available() > 0 {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// WaitChange blocks until something happens on queue q of e that may let a
-// receive (or, on the main queue of a session entity, an accept) that
-// failed succeed when tried again: a message becomes available there, e
-// changes status or is deleted, the broker closes; or until d passes on the
-// namespace clock, or ctx ends (ctx.Err()). It catches up first, so that a
-// due deadline does not end the wait at once. A wake-up it takes is passed
-// on, so that a receive blocked on q does not miss it.
-func (e *Entity) WaitChange(ctx context.Context, q store.Queue, d time.Duration) error {
-	c := e.call(noFault)
-	c.end = endObserved
-	defer c.exit(nil)
-	if _, err := c.enter(noContext); err != nil {
-		return nil // gone or closed: the retry says so
-	}
-	list := &e.waiters[q]
-	w := newWaiter(nil)
-	list.add(w)
-	c.unlock()
-	t := e.b.clock.Timer(d)
-	defer t.Stop()
-	woken, err := e.b.wait(ctx, e, w, t.C)
-	e.mu.Lock()
-	if woken || !list.remove(w) {
-		if !woken {
-			<-w.ch
-		}
-		list.wake(1)
-	}
-	e.mu.Unlock()
-	return err
-}
-
-// CatchUp makes everything due at or before the clock's now happen
-// (SEMANTICS T3), and delivers what that forwarded; it returns once the
-// observer has seen every event so far.
-func (b *Broker) CatchUp() {
-	if b.life.closed() {
-		return
-	}
-	c := b.call(endObserved)
-	c.since = 0 // every event so far
-	defer c.exit(nil)
-	b.now()
-}
-
-// OnTake makes the receiver call f, under the entity's lock, with the number
-// of messages each receive takes: f must not block or call the broker.
-func (r *Receiver) OnTake(f func(n int)) {
-	r.e.mu.Lock()
-	r.taken = f
-	r.e.mu.Unlock()
 }

@@ -126,7 +126,7 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 		}
 		if id, ok := e.st.NextSession(); ok {
 			r := e.holdLocked(id, mode, now)
-			c.waited.tookLocked() // for WaitIdle, if the call waited (SEMANTICS P2)
+			c.waited.tookLocked() // for WaitQuiet, if the call waited (SEMANTICS P2)
 			if onHold != nil {
 				onHold(r)
 			}
@@ -143,7 +143,7 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 		list.add(w)
 		c.unlock()
 		if again {
-			e.b.Changed() // woken, it found nothing: idle again
+			e.b.WorkChanged() // woken, it found nothing: quiet again
 		}
 		if err := e.waitOn(ctx, list, w, nil); err != nil {
 			return nil, err

@@ -60,14 +60,3 @@ func (b *Broker) clockNow() int64 {
 	}
 	return b.epochNanos + d
 }
-
-// now reads the clock and catches up: when it returns, everything in the
-// namespace that was due at or before the returned instant has happened
-// (SEMANTICS T3).
-func (b *Broker) now() int64 {
-	now := b.clockNow()
-	if now >= b.sched.next.Load() || b.sched.running.Load() {
-		b.catchUp(now)
-	}
-	return now
-}

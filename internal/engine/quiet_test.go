@@ -14,21 +14,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// White tests of what WaitIdle sees of blocked receives and accepts
+// White tests of what WaitQuiet sees of blocked receives and accepts
 // (SEMANTICS P2, P3): each waiting call is registered while it waits and
 // until it returns, whatever ends it, and a woken call that ends without
 // taking passes its wake-up on (L8, SS3).
 
-// idlers returns how many idlers are registered.
-func (b *Broker) idlers() int {
-	b.idle.mu.Lock()
-	defer b.idle.mu.Unlock()
-	return len(b.idle.idlers)
+// works returns how much work is registered.
+func (b *Broker) works() int {
+	b.quiet.mu.Lock()
+	defer b.quiet.mu.Unlock()
+	return len(b.quiet.works)
 }
 
-// idleBroker is a broker on a mock clock with a queue q (sessions as
+// quietBroker is a broker on a mock clock with a queue q (sessions as
 // asked); call it inside a synctest bubble.
-func idleBroker(t *testing.T, sessions bool) (*Broker, *Entity, *clock.Mock) {
+func quietBroker(t *testing.T, sessions bool) (*Broker, *Entity, *clock.Mock) {
 	t.Helper()
 	mock := clock.NewMock()
 	mock.Set(epoch)
@@ -86,19 +86,19 @@ func acceptAsync(ctx context.Context, e *Entity) *async {
 // there, only after the receive took it.
 func TestP2_BlockedReceiveRegistered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, e, _ := idleBroker(t, false)
+		b, e, _ := quietBroker(t, false)
 		r, err := e.NewReceiver(store.Main, PeekLock)
 		require.NoError(t, err)
 		c := receiveAsync(context.Background(), r, 0)
 		synctest.Wait()
-		require.Equal(t, 1, b.idlers(), "the waiting receive")
-		require.NoError(t, b.WaitIdle(context.Background()), "nothing to take")
+		require.Equal(t, 1, b.works(), "the waiting receive")
+		require.NoError(t, b.WaitQuiet(context.Background()), "nothing to take")
 		sendOne(t, e, "")
-		require.NoError(t, b.WaitIdle(context.Background()))
+		require.NoError(t, b.WaitQuiet(context.Background()))
 		require.Zero(t, e.st.Available(store.Main), "P2: taken before WaitIdle returned")
 		require.NoError(t, <-c.done)
 		require.Equal(t, 1, c.n)
-		require.Zero(t, b.idlers())
+		require.Zero(t, b.works())
 	})
 }
 
@@ -143,7 +143,7 @@ func TestP2_EveryEndUnregisters(t *testing.T) {
 	for _, x := range ends {
 		t.Run(x.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				b, e, mock := idleBroker(t, x.sessions)
+				b, e, mock := quietBroker(t, x.sessions)
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				var c *async
@@ -157,7 +157,7 @@ func TestP2_EveryEndUnregisters(t *testing.T) {
 					c = receiveAsync(ctx, r, time.Second)
 				}
 				synctest.Wait()
-				require.Equal(t, 1, b.idlers())
+				require.Equal(t, 1, b.works())
 				x.end(t, b, e, mock, r, cancel)
 				err := <-c.done
 				if x.want == nil {
@@ -165,7 +165,7 @@ func TestP2_EveryEndUnregisters(t *testing.T) {
 				} else {
 					require.True(t, errors.Is(err, x.want), "got %v, want %v", err, x.want)
 				}
-				require.Zero(t, b.idlers(), "nothing left registered")
+				require.Zero(t, b.works(), "nothing left registered")
 			})
 		})
 	}
@@ -179,7 +179,7 @@ func TestL8_WokenReceiveThatEndsPassesTheWakeOn(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			for range 20 { // "canceled" takes either path of the wait at random
 				synctest.Test(t, func(t *testing.T) {
-					b, e, _ := idleBroker(t, false)
+					b, e, _ := quietBroker(t, false)
 					ra, err := e.NewReceiver(store.Main, PeekLock)
 					require.NoError(t, err)
 					rb, err := e.NewReceiver(store.Main, PeekLock)
@@ -204,7 +204,7 @@ func TestL8_WokenReceiveThatEndsPassesTheWakeOn(t *testing.T) {
 					require.Error(t, <-a.done)
 					require.NoError(t, <-bc.done, "b woke")
 					require.Equal(t, 1, bc.n, "L8: b took the message")
-					require.NoError(t, b.WaitIdle(context.Background()))
+					require.NoError(t, b.WaitQuiet(context.Background()))
 				})
 			}
 		})
@@ -216,7 +216,7 @@ func TestL8_WokenReceiveThatEndsPassesTheWakeOn(t *testing.T) {
 func TestSS3_WokenAcceptThatEndsPassesTheWakeOn(t *testing.T) {
 	for range 20 {
 		synctest.Test(t, func(t *testing.T) {
-			b, e, _ := idleBroker(t, true)
+			b, e, _ := quietBroker(t, true)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			a := acceptAsync(ctx, e)
@@ -232,8 +232,8 @@ func TestSS3_WokenAcceptThatEndsPassesTheWakeOn(t *testing.T) {
 			require.ErrorIs(t, <-a.done, context.Canceled)
 			require.NoError(t, <-bc.done)
 			require.Equal(t, 1, bc.n, "SS3: b accepted the session")
-			require.NoError(t, b.WaitIdle(context.Background()))
-			require.Zero(t, b.idlers())
+			require.NoError(t, b.WaitQuiet(context.Background()))
+			require.Zero(t, b.works())
 		})
 	}
 }

@@ -7,73 +7,77 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
-// Idler is work on the broker that WaitIdle waits for: a running processor,
-// or a blocked receive (blocked). WaitIdle waits until every Idler
-// registered is idle.
-type Idler interface {
-	// Idle reports whether the work has nothing to do now: nothing running,
-	// nothing available to it. It is called with no broker lock held and
-	// may take entity locks.
-	Idle() bool
+// Quiescence: WaitQuiet (the root's WaitIdle, SEMANTICS P) waits until all
+// the work registered on the broker is quiet, with nothing to do now. Quiet
+// is that word alone here: "idle" is the idleness an entity is deleted for
+// (AutoDeleteOnIdle, SEMANTICS A).
+
+// Work is what WaitQuiet waits for: a running processor, or a blocked
+// receive (blocked).
+type Work interface {
+	// Quiet reports whether the work has nothing to do now: nothing
+	// running, nothing available to it. It is called with no broker lock
+	// held and may take entity locks.
+	Quiet() bool
 }
 
-// idleWatch holds the registered idlers, and a broadcast of their changes
-// for WaitIdle.
-type idleWatch struct {
+// quiescence holds the registered work, and a broadcast of its changes for
+// WaitQuiet.
+type quiescence struct {
 	mu      sync.Mutex
-	idlers  map[Idler]struct{}
+	works   map[Work]struct{}
 	changed chan struct{} // closed at the next change; nil when nobody waits
 }
 
-// AddIdler registers x until RemoveIdler.
-func (b *Broker) AddIdler(x Idler) {
-	w := &b.idle
+// AddWork registers x until RemoveWork.
+func (b *Broker) AddWork(x Work) {
+	w := &b.quiet
 	w.mu.Lock()
-	if w.idlers == nil {
-		w.idlers = make(map[Idler]struct{})
+	if w.works == nil {
+		w.works = make(map[Work]struct{})
 	}
-	w.idlers[x] = struct{}{}
+	w.works[x] = struct{}{}
 	w.mu.Unlock()
 }
 
-// RemoveIdler ends AddIdler and tells WaitIdle.
-func (b *Broker) RemoveIdler(x Idler) {
-	w := &b.idle
+// RemoveWork ends AddWork and tells WaitQuiet.
+func (b *Broker) RemoveWork(x Work) {
+	w := &b.quiet
 	w.mu.Lock()
-	delete(w.idlers, x)
+	delete(w.works, x)
 	w.wakeLocked()
 	w.mu.Unlock()
 }
 
-// Changed tells WaitIdle that an idler may have become idle.
-func (b *Broker) Changed() {
-	w := &b.idle
+// WorkChanged tells WaitQuiet that some work may have become quiet.
+func (b *Broker) WorkChanged() {
+	w := &b.quiet
 	w.mu.Lock()
 	w.wakeLocked()
 	w.mu.Unlock()
 }
 
-func (w *idleWatch) wakeLocked() {
+func (w *quiescence) wakeLocked() {
 	if w.changed != nil {
 		close(w.changed)
 		w.changed = nil
 	}
 }
 
-// WaitIdle returns once, after catching up to the clock, every registered
-// idler is idle; ctx.Err() if ctx ends first; ErrClosed when the broker is
-// closed.
-func (b *Broker) WaitIdle(ctx context.Context) error {
-	w := &b.idle
+// WaitQuiet returns once, after catching up to the clock, all the work
+// registered is quiet; ctx.Err() if ctx ends first; ErrClosed when the
+// broker is closed.
+func (b *Broker) WaitQuiet(ctx context.Context) error {
+	w := &b.quiet
 	for {
 		w.mu.Lock()
 		if w.changed == nil {
 			w.changed = make(chan struct{})
 		}
 		changed := w.changed
-		idlers := make([]Idler, 0, len(w.idlers))
-		for x := range w.idlers {
-			idlers = append(idlers, x)
+		works := make([]Work, 0, len(w.works))
+		for x := range w.works {
+			works = append(works, x)
 		}
 		w.mu.Unlock()
 		if b.life.closed() {
@@ -81,8 +85,8 @@ func (b *Broker) WaitIdle(ctx context.Context) error {
 		}
 		b.CatchUp()
 		busy := false
-		for _, x := range idlers {
-			if !x.Idle() {
+		for _, x := range works {
+			if !x.Quiet() {
 				busy = true
 				break
 			}
@@ -99,7 +103,7 @@ func (b *Broker) WaitIdle(ctx context.Context) error {
 }
 
 // blocked is a Receive, or an AcceptNextSession (r nil), that has waited,
-// as WaitIdle sees it (SEMANTICS P2, P3): registered under the entity's
+// as WaitQuiet sees it (SEMANTICS P2, P3): registered under the entity's
 // lock before the call first waits, removed when the call returns. It is
 // not idle while what the call waits for is there to take (the call was
 // woken and is on its way to take it), nor from the instant it took until
@@ -115,7 +119,7 @@ type blocked struct {
 // is about to wait for the first time. e.mu is held.
 func (e *Entity) blockLocked(r *Receiver) *blocked {
 	x := &blocked{e: e, r: r}
-	e.b.AddIdler(x)
+	e.b.AddWork(x)
 	return x
 }
 
@@ -129,7 +133,7 @@ func (x *blocked) tookLocked() {
 
 // Idle reports whether nothing the call could take is there: no message
 // for a receive (of its queue, or of its session), no session to accept.
-func (x *blocked) Idle() bool {
+func (x *blocked) Quiet() bool {
 	e := x.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -169,5 +173,5 @@ func (x *blocked) done() {
 		}
 		e.mu.Unlock()
 	}
-	e.b.RemoveIdler(x)
+	e.b.RemoveWork(x)
 }
