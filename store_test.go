@@ -30,10 +30,16 @@ type denv struct {
 
 const ddir = "/data/ns"
 
+// durableSegment is the segment size of newDurableEnv's namespaces unless a
+// test sets its own: the in-memory file system allocates a segment whole,
+// and the default 64 MiB made every Open and crash copy that much.
+const durableSegment = 1 << 20
+
 func newDurableEnv(t *testing.T, opts ...minibus.Option) *denv {
 	t.Helper()
 	mock := clock.NewMock()
 	mock.Set(epoch)
+	opts = append([]minibus.Option{minibus.WithSegmentSize(durableSegment)}, opts...)
 	d := &denv{env: &env{t: t, ctx: context.Background(), mock: mock, clock: &countingClock{Clock: mock}}, fs: wal.NewMemFS(wal.WithSeed(1)), opts: opts}
 	d.open()
 	t.Cleanup(func() { _ = d.ns.Close() })
@@ -433,13 +439,14 @@ func TestCrashKeepsEveryAcknowledgement(t *testing.T) {
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			fs := wal.NewMemFS(wal.WithSeed(seed))
-			ns, err := minibus.Open(ddir, minibus.WithFS(fs), minibus.WithSegmentSize(16<<10), minibus.WithCompactAfter(16<<10))
+			small := []minibus.Option{minibus.WithSegmentSize(16 << 10), minibus.WithCompactAfter(16 << 10)}
+			ns, err := minibus.Open(ddir, append(small, minibus.WithFS(fs))...)
 			require.NoError(t, err)
 			q, err := ns.CreateQueue("q", &minibus.QueueProperties{LockDuration: 5 * time.Minute})
 			require.NoError(t, err)
 			acked, crashed := crashTraffic(t, ns, q, fs, int(seed))
 
-			ns, err = minibus.Open(ddir, minibus.WithFS(crashed))
+			ns, err = minibus.Open(ddir, append(small, minibus.WithFS(crashed))...)
 			require.NoError(t, err)
 			defer ns.Close()
 			q, err = ns.Queue("q")
