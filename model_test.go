@@ -16,8 +16,9 @@ package minibus_test
 //     model found on the way, each citing its SEMANTICS rule: fixed ones,
 //     which guard the fixes, and open ones, which fail until they are fixed
 //     and run only with -model.open (internal/modeltest steps around those).
-//   - stress_test.go: T2, concurrent stress under -race with a Jepsen-style
-//     ledger (lost, duplicated, unexpected, completed twice).
+//   - tests/stress (the tests module): T2, concurrent stress under -race
+//     with a Jepsen-style ledger (lost, duplicated, unexpected, completed
+//     twice).
 //   - fuzz_test.go: T4, native fuzz targets (names, property maps); FuzzModel
 //     (below) is T1 under the coverage-guided fuzzer.
 //   - close_test.go: I16, Close during heavy use; T3, a seeded simulation in
@@ -33,7 +34,7 @@ package minibus_test
 //	go test -run '^$' -fuzz 'FuzzModel$' -fuzztime 30m .
 //	go test -run '^$' -fuzz 'FuzzEntityNames$' -fuzztime 10m .
 //	go test -run '^$' -fuzz 'FuzzMessageProperties$' -fuzztime 10m .
-//	go test -race -run 'TestStress$' -stress.duration=1m -stress.seed=<seed> .
+//	cd tests && go test -race -run 'TestStress$' -stress.duration=1m -stress.seed=<seed> ./stress
 //
 // A failing rapid run prints its seed and writes testdata/rapid/TestModel/…;
 // plain `go test` replays the saved cases.
