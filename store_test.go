@@ -31,8 +31,10 @@ type denv struct {
 const ddir = "/data/ns"
 
 // durableSegment is the segment size of newDurableEnv's namespaces unless a
-// test sets its own: the in-memory file system allocates a segment whole,
-// and the default 64 MiB made every Open and crash copy that much.
+// test sets its own, and of the tests that read a directory's files whole:
+// the in-memory file system allocates a segment whole, and the default
+// 64 MiB made every Open and crash copy that much (seconds each under
+// -race). ExampleOpen and examples/durable keep the default.
 const durableSegment = 1 << 20
 
 func newDurableEnv(t *testing.T, opts ...minibus.Option) *denv {
@@ -322,7 +324,7 @@ func TestOpenBadDirectories(t *testing.T) {
 	_, err = minibus.Open("/data/ns", minibus.WithFS(fsys))
 	requireSentinel(t, err, minibus.ErrStoreFailed, "/data/ns")
 	require.EqualError(t, err, `minibus: namespace directory "/data/ns": cannot create it: mkdir /data/ns: input/output error: store failed`)
-	ns2, err := minibus.Open("/data/ns", minibus.WithFS(fsys))
+	ns2, err := minibus.Open("/data/ns", minibus.WithFS(fsys), minibus.WithSegmentSize(durableSegment))
 	require.NoError(t, err, "the failure was the file system's, and it passed")
 	require.NoError(t, ns2.Close())
 
@@ -336,7 +338,10 @@ func TestOpenBadDirectories(t *testing.T) {
 
 func TestOpenDamagedLogIsCorruptAndUntouched(t *testing.T) {
 	dir := t.TempDir()
-	ns, err := minibus.Open(dir)
+	// Segments of 1 MiB: the test reads every file whole, and the default
+	// 64 MiB made that seconds under -race.
+	small := minibus.WithSegmentSize(durableSegment)
+	ns, err := minibus.Open(dir, small)
 	require.NoError(t, err)
 	q, err := ns.CreateQueue("q", nil)
 	require.NoError(t, err)
@@ -344,7 +349,7 @@ func TestOpenDamagedLogIsCorruptAndUntouched(t *testing.T) {
 	// next Close leaves in the log alone: less than the snapshot would.
 	require.NoError(t, q.SendMessage(context.Background(), &minibus.Message{Body: make([]byte, 200<<10)}, nil))
 	require.NoError(t, ns.Close())
-	ns, err = minibus.Open(dir)
+	ns, err = minibus.Open(dir, small)
 	require.NoError(t, err)
 	q, err = ns.Queue("q")
 	require.NoError(t, err)
@@ -365,7 +370,7 @@ func TestOpenDamagedLogIsCorruptAndUntouched(t *testing.T) {
 	data[offs[len(offs)-5]+8+2] ^= 0xff // inside a send the snapshot does not hold
 	require.NoError(t, os.WriteFile(seg, data, 0o600))
 	before := readAll(t, dir)
-	_, err = minibus.Open(dir)
+	_, err = minibus.Open(dir, small)
 	requireSentinel(t, err, minibus.ErrCorrupt, dir)
 	require.Equal(t, before, readAll(t, dir), "nothing overwritten")
 }
