@@ -266,10 +266,7 @@ func TestP2_EndedReceivesLeaveNothing(t *testing.T) {
 		done  <-chan error
 		close func() error // the receiver's Close
 	}
-	receive := func(ctx context.Context, r interface {
-		ReceiveMessages(context.Context, int, *minibus.ReceiveMessagesOptions) ([]*minibus.ReceivedMessage, error)
-		Close(context.Context) error
-	}, opts *minibus.ReceiveMessagesOptions) started {
+	receive := func(ctx context.Context, r msgReceiver, opts *minibus.ReceiveMessagesOptions) started {
 		done := make(chan error, 1)
 		go func() {
 			_, err := r.ReceiveMessages(ctx, 1, opts)
