@@ -21,7 +21,7 @@ package minibus_test
 //     twice).
 //   - fuzz_test.go: T4, native fuzz targets (names, property maps); FuzzModel
 //     (below) is T1 under the coverage-guided fuzzer.
-//   - close_test.go: I16, Close during heavy use; T3, a seeded simulation in
+//   - broker_test.go: I16, Close during heavy use; T3, a seeded simulation in
 //     a testing/synctest bubble on the real clock.
 //
 // The default run (`go test -race ./...`) is a check, small: TestModel
