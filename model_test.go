@@ -80,6 +80,9 @@ func init() {
 // boundary-biased clock jumps, each compared with the reference model. It
 // fails too if the run never hit one of the rare paths.
 func TestModel(t *testing.T) {
+	// Beside the kill tests, once the tests that are not parallel are done
+	// (TestModelDurable sets -rapid.checks for itself while it runs).
+	t.Parallel()
 	var totals modeltest.Totals
 	rapid.Check(t, func(t *rapid.T) {
 		totals.Add(modeltest.Run(t))

@@ -119,6 +119,7 @@ func TestKillLoop(t *testing.T) {
 		}
 		return
 	}
+	t.Parallel() // its children run beside TestModel
 	cycles := *killCyclesFlag
 	switch {
 	case cycles == 0 && testing.Short():
@@ -316,6 +317,7 @@ func TestKillPoisonMessageReachesTheDeadLetterQueue(t *testing.T) {
 		}
 		return
 	}
+	t.Parallel()
 	const maxDeliveries = 3
 	ctx := context.Background()
 	dir := t.TempDir()
