@@ -35,7 +35,7 @@ const ddir = "/data/ns"
 // the in-memory file system allocates a segment whole, and the default
 // 64 MiB made every Open and crash copy that much (seconds each under
 // -race). ExampleOpen and examples/durable keep the default.
-const durableSegment = 1 << 20
+const durableSegment = 256 << 10
 
 func newDurableEnv(t *testing.T, opts ...minibus.Option) *denv {
 	t.Helper()
@@ -338,7 +338,7 @@ func TestOpenBadDirectories(t *testing.T) {
 
 func TestOpenDamagedLogIsCorruptAndUntouched(t *testing.T) {
 	dir := t.TempDir()
-	// Segments of 1 MiB: the test reads every file whole, and the default
+	// Small segments: the test reads every file whole, and the default
 	// 64 MiB made that seconds under -race.
 	small := minibus.WithSegmentSize(durableSegment)
 	ns, err := minibus.Open(dir, small)
