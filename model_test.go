@@ -36,7 +36,7 @@ package minibus_test
 //	go test -run '^$' -fuzz 'FuzzModel$' -fuzztime 30m .
 //	go test -run '^$' -fuzz 'FuzzEntityNames$' -fuzztime 10m .
 //	go test -run '^$' -fuzz 'FuzzMessageProperties$' -fuzztime 10m .
-//	cd tests && go test -race -run 'TestStress$' -stress.duration=1m -stress.seed=<seed> ./stress
+//	cd tests && go test -race -run 'TestStress$' ./stress -stress.duration=1m -stress.seed=<seed>
 //
 // A failing rapid run prints its seed and writes testdata/rapid/TestModel/…;
 // plain `go test` replays the saved cases.

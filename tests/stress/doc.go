@@ -4,5 +4,5 @@
 // administration beside traffic, in memory and durable (TestStressAdmin,
 // TestStressAdminDurable). They run in CI at their default size; longer:
 //
-//	go test -race -run 'TestStress$' -stress.duration=1m ./stress
+//	go test -race -run 'TestStress$' ./stress -stress.duration=1m
 package stress
