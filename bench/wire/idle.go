@@ -31,8 +31,8 @@ type IdleResult struct {
 	RSSAfter  int64 `json:"rss_after"`  // with every connection open and idle, bytes
 	// PerConn is (RSSAfter - RSSBefore) / Conns, bytes.
 	PerConn   float64 `json:"per_conn"`
-	OpenSec   float64 `json:"open_seconds"`   // opening every connection and its links
-	Exchanged int     `json:"exchanged"`      // messages received, one per connection
+	OpenSec   float64 `json:"open_seconds"` // opening every connection and its links
+	Exchanged int     `json:"exchanged"`    // messages received, one per connection
 	ExchSec   float64 `json:"exchange_seconds"`
 }
 

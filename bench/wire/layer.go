@@ -28,6 +28,11 @@ type LayerConfig struct {
 	Presettled bool
 	N          int // measured messages
 	Warmup     int // messages sent and received before the measured ones
+	// Paced messages are sent after the flood, one per PaceInterval
+	// (never catching up in bursts), for the latency at a load both
+	// brokers carry; 0: no paced phase.
+	Paced        int
+	PaceInterval time.Duration
 }
 
 // LayerResult is what one layer run measured.
@@ -44,6 +49,11 @@ type LayerResult struct {
 	// process's (0 when not known) and this client process's.
 	BrokerCPUus float64 `json:"broker_cpu_us"`
 	ClientCPUus float64 `json:"client_cpu_us"`
+	// The paced phase: its latencies in µs and the rate the sender kept.
+	PacedP50us float64 `json:"paced_p50_us"`
+	PacedP99us float64 `json:"paced_p99_us"`
+	PacedMaxUs float64 `json:"paced_max_us"`
+	PacedRate  float64 `json:"paced_rate"`
 }
 
 // dial opens a go-amqp connection with SASL ANONYMOUS, which both brokers
@@ -98,7 +108,7 @@ func RunLayer(ctx context.Context, cfg LayerConfig, pid int) (LayerResult, error
 
 	base := time.Now()
 	if cfg.Warmup > 0 {
-		if _, _, err := exchange(ctx, send, recv, base, cfg.Warmup, cfg.Presettled, false); err != nil {
+		if _, _, err := exchange(ctx, send, recv, base, cfg.Warmup, cfg.Presettled, false, 0); err != nil {
 			return res, fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -109,7 +119,7 @@ func RunLayer(ctx context.Context, cfg LayerConfig, pid int) (LayerResult, error
 		}
 	}
 	ccpu0 := SelfCPU()
-	lat, wall, err := exchange(ctx, send, recv, base, cfg.N, cfg.Presettled, true)
+	lat, wall, err := exchange(ctx, send, recv, base, cfg.N, cfg.Presettled, true, 0)
 	if err != nil {
 		return res, err
 	}
@@ -130,17 +140,28 @@ func RunLayer(ctx context.Context, cfg LayerConfig, pid int) (LayerResult, error
 	res.P99us = percentile(lat, 0.99)
 	res.MaxUs = percentile(lat, 1)
 
+	if cfg.Paced > 0 {
+		lat, wall, err := exchange(ctx, send, recv, base, cfg.Paced, cfg.Presettled, true, cfg.PaceInterval)
+		if err != nil {
+			return res, fmt.Errorf("paced: %w", err)
+		}
+		slices.Sort(lat)
+		res.PacedP50us = percentile(lat, 0.50)
+		res.PacedP99us = percentile(lat, 0.99)
+		res.PacedMaxUs = percentile(lat, 1)
+		res.PacedRate = float64(cfg.Paced) / wall.Seconds()
+	}
+
 	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return res, errors.Join(send.Close(cctx), recv.Close(cctx))
 }
 
-// exchange sends n messages (settled if presettled) from one goroutine
-// while this one receives them; each body carries its send time (since
-// base). It returns the
-// latencies in µs (if keep) and the time from the first send to the last
-// receive.
-func exchange(ctx context.Context, send *amqp.Sender, recv *amqp.Receiver, base time.Time, n int, presettled, keep bool) ([]float64, time.Duration, error) {
+// exchange sends n messages (settled if presettled) from one goroutine,
+// as fast as it can or one per pace, while this one receives them; each
+// body carries its send time (since base). It returns the latencies in µs
+// (if keep) and the time from the first send to the last receive.
+func exchange(ctx context.Context, send *amqp.Sender, recv *amqp.Receiver, base time.Time, n int, presettled, keep bool, pace time.Duration) ([]float64, time.Duration, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var lat []float64
@@ -153,7 +174,14 @@ func exchange(ctx context.Context, send *amqp.Sender, recv *amqp.Receiver, base 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		next := time.Now()
 		for i := 0; i < n; i++ {
+			if pace > 0 {
+				if d := time.Until(next); d > 0 {
+					time.Sleep(d)
+				}
+				next = time.Now().Add(pace)
+			}
 			body := make([]byte, BodySize)
 			binary.LittleEndian.PutUint64(body, uint64(time.Since(base)))
 			if err := send.Send(ctx, amqp.NewMessage(body), &amqp.SendOptions{Settled: presettled}); err != nil {

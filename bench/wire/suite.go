@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"time"
@@ -31,9 +32,13 @@ type Spec struct {
 	Conns      int    `json:"conns,omitempty"`
 	Completers int    `json:"completers,omitempty"`
 	Runs       int    `json:"runs,omitempty"`
-	// Profile, for an SDK run: the server is wirebench's own serve (the
-	// same server.Listen as `minibus serve`) writing a CPU profile, and
-	// this process profiles itself, both into the results directory.
+	Paced      int    `json:"paced,omitempty"` // layer: messages of the paced phase, one per PaceInterval
+	// PaceInterval is a Go duration ("1ms").
+	PaceInterval string `json:"pace_interval,omitempty"`
+	// Profile: minibus is wirebench's own serve (the same server.Listen
+	// as `minibus serve`) writing a CPU profile, and this process
+	// profiles itself over the measured phase (SDK runs) or the whole run,
+	// both into the results directory.
 	Profile bool `json:"profile,omitempty"`
 }
 
@@ -45,7 +50,11 @@ func (s Spec) Name() string {
 		if s.Presettled {
 			mode = "presettled"
 		}
-		return fmt.Sprintf("layer-%s-%s-credit%d", s.Broker, mode, s.Credit)
+		p := ""
+		if s.Profile {
+			p = "-profiled"
+		}
+		return fmt.Sprintf("layer-%s-%s-credit%d%s", s.Broker, mode, s.Credit, p)
 	case KindIdle:
 		return fmt.Sprintf("idle-%s-%d", s.Broker, s.Conns)
 	case KindSDK:
@@ -76,16 +85,17 @@ type Scale struct {
 	Reps         int
 	LayerSettled int // messages of a pre-settled layer run
 	LayerConfirm int // messages of a confirmed layer run
+	Paced        int // messages of a layer run's paced phase, one a millisecond
 	Conns        int // connections of an idle run
 	SDK          int // messages of an SDK run
 	StartRuns    int
 }
 
 // FullScale is the suite's full size: a few seconds per run.
-var FullScale = Scale{Reps: 3, LayerSettled: 50000, LayerConfirm: 10000, Conns: 1000, SDK: 20000, StartRuns: 20}
+var FullScale = Scale{Reps: 3, LayerSettled: 50000, LayerConfirm: 10000, Paced: 2000, Conns: 1000, SDK: 20000, StartRuns: 20}
 
 // SmokeScale runs everything once at its smallest: does the command work?
-var SmokeScale = Scale{Reps: 1, LayerSettled: 200, LayerConfirm: 100, Conns: 10, SDK: 200, StartRuns: 2}
+var SmokeScale = Scale{Reps: 1, LayerSettled: 200, LayerConfirm: 100, Paced: 20, Conns: 10, SDK: 200, StartRuns: 2}
 
 // Credits are the receiver link credits of the layer runs.
 var Credits = []int{1, 100, 1000}
@@ -115,7 +125,7 @@ func Plan(sc Scale, brokers []string) []Spec {
 				if pre {
 					n = sc.LayerSettled
 				}
-				pair(i, rep, Spec{Kind: KindLayer, Rep: rep, Credit: credit, Presettled: pre, N: n, Warmup: max(n/20, 10)})
+				pair(i, rep, Spec{Kind: KindLayer, Rep: rep, Credit: credit, Presettled: pre, N: n, Warmup: max(n/20, 10), Paced: sc.Paced, PaceInterval: "1ms"})
 				i++
 			}
 		}
@@ -182,13 +192,21 @@ func runSpec(ctx context.Context, s Spec, env Env, rec *Record) error {
 		bc.Bin = env.ProtonBin
 	}
 	var clientProfile *os.File
-	if s.Profile {
+	if s.Profile && s.Broker == Minibus {
 		bc.Bin = env.SelfBin
 		bc.Extra = []string{"--cpuprofile", filepath.Join(env.Results, "amqp-"+s.Name()+"-server.pprof")}
+	}
+	if s.Profile {
 		if clientProfile, err = os.Create(filepath.Join(env.Results, "amqp-"+s.Name()+"-client.pprof")); err != nil {
 			return err
 		}
 		defer clientProfile.Close()
+		if s.Kind != KindSDK {
+			if err := pprof.StartCPUProfile(clientProfile); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
 	}
 	p, err := bc.Start(env.Log)
 	if err != nil {
@@ -198,7 +216,15 @@ func runSpec(ctx context.Context, s Spec, env Env, rec *Record) error {
 	switch s.Kind {
 	case KindLayer:
 		var r LayerResult
-		r, runErr = RunLayer(ctx, LayerConfig{Broker: s.Broker, Addr: p.Addr, Credit: s.Credit, Presettled: s.Presettled, N: s.N, Warmup: s.Warmup}, p.Pid)
+		cfg := LayerConfig{Broker: s.Broker, Addr: p.Addr, Credit: s.Credit, Presettled: s.Presettled, N: s.N, Warmup: s.Warmup, Paced: s.Paced}
+		if s.PaceInterval != "" {
+			if cfg.PaceInterval, runErr = time.ParseDuration(s.PaceInterval); runErr != nil {
+				cfg.Paced = 0
+			}
+		}
+		if runErr == nil {
+			r, runErr = RunLayer(ctx, cfg, p.Pid)
+		}
 		rec.Layer = &r
 	case KindIdle:
 		var r IdleResult
