@@ -62,6 +62,7 @@ echo "ulimit -n: $(ulimit -n)" >&2
 echo "== load before: $(uptime)" >&2
 go build -o "$results/minibus" ../cmd/minibus
 go build -o "$results/wirebench" ./wire/cmd/wirebench
+go build -o "$results/healthfloor" ./wire/cmd/healthfloor
 
 # The Proton C example broker.
 proton_bin=""
@@ -127,7 +128,7 @@ if [ "${BENCH_SMOKE:-}" = 1 ]; then
 fi
 status=0
 "$results/wirebench" -suite $smoke_flag -out "$results/amqp.json" -results "$results" \
-	-minibus "$results/minibus" -proton "$proton_bin" -proton-skip "$proton_skip" -proton-version "$proton_version" \
+	-minibus "$results/minibus" -floor "$results/healthfloor" -proton "$proton_bin" -proton-skip "$proton_skip" -proton-version "$proton_version" \
 	-rev "$rev" -run-timeout "${BENCH_RUN_TIMEOUT:-5m}" || status=$?
 echo "== load after: $(uptime)" >&2
 if [ ! -f "$results/amqp.json" ]; then

@@ -16,6 +16,10 @@ import (
 type StartResult struct {
 	Ms    float64 `json:"ms"`
 	Polls int     `json:"polls"` // GETs sent, the last one answered 200
+	// CPUms is the CPU time (user + system) the process used in its whole
+	// life, from exec to its exit after the SIGTERM that followed the 200:
+	// what the start costs, whatever the machine's load.
+	CPUms float64 `json:"cpu_ms"`
 }
 
 // PollInterval is the pause between two GETs of /health while a start is
@@ -25,8 +29,7 @@ const PollInterval = time.Millisecond
 // RunStart execs bin (`minibus serve`, in memory, the Config.json at
 // config) and polls GET /health until it answers 200, then stops it with
 // SIGTERM.
-func RunStart(ctx context.Context, bin, config string) (StartResult, error) {
-	var res StartResult
+func RunStart(ctx context.Context, bin, config string) (res StartResult, err error) {
 	httpAddr, err := freePort()
 	if err != nil {
 		return res, err
@@ -51,6 +54,9 @@ func RunStart(ctx context.Context, bin, config string) (StartResult, error) {
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
 			<-done
+		}
+		if ps := cmd.ProcessState; ps != nil {
+			res.CPUms = float64(ps.UserTime()+ps.SystemTime()) / float64(time.Millisecond)
 		}
 	}()
 	deadline := start.Add(10 * time.Second)

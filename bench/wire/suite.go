@@ -17,7 +17,7 @@ const (
 	KindLayer = "layer" // go-amqp sends and receives through one broker
 	KindIdle  = "idle"  // connections opened, one message each, then idle
 	KindSDK   = "sdk"   // azservicebus end to end through minibus
-	KindStart = "start" // exec of `minibus serve` to /health 200, Runs times
+	KindStart = "start" // exec of `minibus serve` (and of the floor, healthfloor) to /health 200, Runs times each, taking turns
 )
 
 // Spec is one run of the suite, run in a process of its own.
@@ -74,6 +74,7 @@ type Record struct {
 	Idle  *IdleResult   `json:"idle,omitempty"`
 	SDK   *SDKResult    `json:"sdk,omitempty"`
 	Start []StartResult `json:"start,omitempty"`
+	Floor []StartResult `json:"floor,omitempty"` // the same for healthfloor
 	Err   string        `json:"error,omitempty"`
 	// LoadAfter is the machine's load averages when the run ended.
 	LoadAfter string  `json:"load_after"`
@@ -144,6 +145,7 @@ func Plan(sc Scale, brokers []string) []Spec {
 // Env is where a run finds its brokers and puts its files.
 type Env struct {
 	MinibusBin string // cmd/minibus, built
+	FloorBin   string // cmd/healthfloor, built; "" for none
 	ProtonBin  string // the Proton example broker, built; "" if skipped
 	SelfBin    string // wirebench, for its serve (profiled SDK runs)
 	Results    string // the results directory: Config.json, profiles
@@ -184,6 +186,13 @@ func runSpec(ctx context.Context, s Spec, env Env, rec *Record) error {
 				return err
 			}
 			rec.Start = append(rec.Start, r)
+			if env.FloorBin != "" {
+				r, err := RunStart(ctx, env.FloorBin, config)
+				if err != nil {
+					return fmt.Errorf("healthfloor: %w", err)
+				}
+				rec.Floor = append(rec.Floor, r)
+			}
 		}
 		return nil
 	}

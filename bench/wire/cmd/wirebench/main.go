@@ -52,6 +52,7 @@ func run() error {
 	report := flag.Bool("report", false, "rewrite the AMQP section of -md from -in")
 	spec := flag.String("spec", "", "-child: the run, as JSON")
 	minibusBin := flag.String("minibus", "", "the built cmd/minibus")
+	floorBin := flag.String("floor", "", "the built cmd/healthfloor: the floor of a start; empty: none")
 	protonBin := flag.String("proton", "", "the built Proton example broker; empty: skipped")
 	protonSkip := flag.String("proton-skip", "", "why the Proton broker is skipped (for the report)")
 	protonVersion := flag.String("proton-version", "", "the Proton library's version (for the report)")
@@ -77,13 +78,13 @@ func run() error {
 		}
 		ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 		defer cancel()
-		rec := wire.RunSpec(ctx, s, wire.Env{MinibusBin: *minibusBin, ProtonBin: *protonBin, SelfBin: self, Results: *results, Log: os.Stderr})
+		rec := wire.RunSpec(ctx, s, wire.Env{MinibusBin: *minibusBin, FloorBin: *floorBin, ProtonBin: *protonBin, SelfBin: self, Results: *results, Log: os.Stderr})
 		return json.NewEncoder(os.Stdout).Encode(rec)
 	case *suite:
 		if *out == "" || *minibusBin == "" {
 			return errors.New("-suite needs -out and -minibus")
 		}
-		return runSuite(*out, *minibusBin, *protonBin, *protonSkip, *protonVersion, *results, *rev, *smoke, *runTimeout)
+		return runSuite(*out, *minibusBin, *floorBin, *protonBin, *protonSkip, *protonVersion, *results, *rev, *smoke, *runTimeout)
 	case *report:
 		if *in == "" {
 			return errors.New("-report needs -in")
@@ -95,7 +96,7 @@ func run() error {
 }
 
 // runSuite runs the plan, each run in a child process of this binary.
-func runSuite(out, minibusBin, protonBin, protonSkip, protonVersion, results, rev string, smoke bool, runTimeout time.Duration) error {
+func runSuite(out, minibusBin, floorBin, protonBin, protonSkip, protonVersion, results, rev string, smoke bool, runTimeout time.Duration) error {
 	sc := wire.FullScale
 	if smoke {
 		sc = wire.SmokeScale
@@ -123,7 +124,7 @@ func runSuite(out, minibusBin, protonBin, protonSkip, protonVersion, results, re
 	for i, s := range plan {
 		js, _ := json.Marshal(s)
 		fmt.Fprintf(os.Stderr, "== %d/%d %s rep %d (%.0f s so far, load %s)\n", i+1, len(plan), s.Name(), s.Rep, time.Since(start).Seconds(), wire.LoadAvg())
-		rec := runChild(self, string(js), s, minibusBin, protonBin, results, runTimeout)
+		rec := runChild(self, string(js), s, minibusBin, floorBin, protonBin, results, runTimeout)
 		if rec.Err != "" {
 			fmt.Fprintf(os.Stderr, "   FAILED: %s\n", rec.Err)
 		}
@@ -146,10 +147,10 @@ func runSuite(out, minibusBin, protonBin, protonSkip, protonVersion, results, re
 
 // runChild runs one spec in a child process; a child that fails to
 // answer is a failed record.
-func runChild(self, spec string, s wire.Spec, minibusBin, protonBin, results string, timeout time.Duration) wire.Record {
+func runChild(self, spec string, s wire.Spec, minibusBin, floorBin, protonBin, results string, timeout time.Duration) wire.Record {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, self, "-child", "-spec", spec, "-minibus", minibusBin, "-proton", protonBin, "-results", results)
+	cmd := exec.CommandContext(ctx, self, "-child", "-spec", spec, "-minibus", minibusBin, "-floor", floorBin, "-proton", protonBin, "-results", results)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
 	var stdout bytes.Buffer
