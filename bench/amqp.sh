@@ -26,8 +26,8 @@
 # directory, removed if the run passes, RESULTS.md untouched, and the
 # script fails if any run failed), BENCH_OUT=dir (the files and the
 # report go to dir instead of bench/results/ and bench/RESULTS.md),
-# BENCH_NO_PROTON=1 (skip the Proton broker), BENCH_RUN_TIMEOUT (one run,
-# default 5m).
+# BENCH_NO_PROTON=1 (skip the Proton broker), BENCH_REPS (repetitions,
+# default 3; with BENCH_SMOKE 1), BENCH_RUN_TIMEOUT (one run, default 5m).
 set -euo pipefail
 
 out=""
@@ -42,7 +42,7 @@ fi
 cd "$(dirname "$0")"
 
 command="bench/amqp.sh"
-for v in BENCH_RUN_TIMEOUT BENCH_NO_PROTON BENCH_SMOKE; do
+for v in BENCH_RUN_TIMEOUT BENCH_REPS BENCH_NO_PROTON BENCH_SMOKE; do
 	if [ -n "${!v:-}" ]; then
 		command="$v=\"${!v}\" $command"
 	fi
@@ -129,7 +129,7 @@ fi
 status=0
 "$results/wirebench" -suite $smoke_flag -out "$results/amqp.json" -results "$results" \
 	-minibus "$results/minibus" -floor "$results/healthfloor" -proton "$proton_bin" -proton-skip "$proton_skip" -proton-version "$proton_version" \
-	-rev "$rev" -run-timeout "${BENCH_RUN_TIMEOUT:-5m}" || status=$?
+	-rev "$rev" -reps "${BENCH_REPS:-0}" -run-timeout "${BENCH_RUN_TIMEOUT:-5m}" || status=$?
 echo "== load after: $(uptime)" >&2
 if [ ! -f "$results/amqp.json" ]; then
 	echo "FAIL: wirebench -suite wrote no results (status $status)" >&2

@@ -194,6 +194,11 @@ func WriteReport(w io.Writer, f File, command string) {
 	m := f.Machine
 	p("- Machine: GOMAXPROCS=%d (%d CPUs), %s %s, CPU %q\n", m.GOMAXPROCS, m.NumCPU, m.GoVersion, m.OSArch, m.CPU)
 	p("- Load averages (1, 5, 15 min, as `uptime` prints them): %s before the first run, %s after the last; the machine may be shared with other work, whose CPU use lowers every figure below (each run's own is in bench/results/amqp.json)\n", f.LoadBefore, f.LoadAfter)
+	reps := 0
+	for _, r := range f.Records {
+		reps = max(reps, r.Spec.Rep+1)
+	}
+	p("- Repetitions: %d (the profiled runs and the starts apart); the whole set took %.0f s\n", reps, f.Seconds)
 	p("- Clients: go-amqp %s, azservicebus %s\n", f.Versions["github.com/Azure/go-amqp"], f.Versions["github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"])
 	if f.ProtonSkip != "" {
 		p("- Qpid Proton C example broker: **skipped**: %s\n", f.ProtonSkip)
@@ -246,7 +251,16 @@ func writeLayer(b *strings.Builder, f File) {
 	}
 	mr := f.layerStat(Minibus, true, 1000, func(r *LayerResult) float64 { return r.Rate })
 	if mr.ok() {
-		p("\nThe moonshot: %s msgs/s pre-settled at credit 1000 against 100k (RabbitMQ 4.0's published AMQP 1.0 figure, on an 8-core machine): %.2fx.\n", rate(mr.med), mr.med/moonshotRate)
+		p("\nThe moonshot: %s msgs/s pre-settled at credit 1000 against 100k (RabbitMQ 4.0's published AMQP 1.0 figure, on an 8-core machine): %.2fx.", rate(mr.med), mr.med/moonshotRate)
+		bc := f.layerStat(Minibus, true, 1000, func(r *LayerResult) float64 { return r.BrokerCPUus })
+		cc := f.layerStat(Minibus, true, 1000, func(r *LayerResult) float64 { return r.ClientCPUus })
+		if cpus := f.Machine.NumCPU; bc.ok() && cc.ok() && bc.med+cc.med > 0 && cpus > 0 {
+			p(" Its ceiling on this machine, from the CPU the run used: %d CPUs over %s µs per message (the client's %s, the server's %s) is %s msgs/s even with both busy all the time and nothing else running.", cpus, us(bc.med+cc.med), us(cc.med), us(bc.med), rate(float64(cpus)*1e6/(bc.med+cc.med)))
+			if cc.med > bc.med {
+				p(" The go-amqp client costs %.1fx what the server does per message.", cc.med/bc.med)
+			}
+		}
+		p("\n")
 	}
 	p("\nLatency, from just before Send to just after Receive returned the message, in µs. In the flood it is mostly the time the message waited in the broker's queue: how far the sender got ahead of the receiver, which the broker's flow control decides (minibus gives a sender 1000 credits and tops them up at half; the Proton broker gives 5 at a time, so its sender waits for it). The paced phase, at a rate both carry, measures the broker's own latency.\n\n")
 	p("| sends | credit | flood p99: minibus | Proton | ratio | paced p50: minibus | Proton | paced p99: minibus | Proton | ratio | paced max: minibus | Proton |\n")

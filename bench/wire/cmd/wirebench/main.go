@@ -63,6 +63,7 @@ func run() error {
 	command := flag.String("command", "bench/amqp.sh", "-report: the command that made the records")
 	rev := flag.String("rev", "", "-suite: the minibus commit")
 	smoke := flag.Bool("smoke", false, "-suite: every run once at its smallest")
+	reps := flag.Int("reps", 0, "-suite: repetitions (0: the scale's, 3 or 1 with -smoke)")
 	runTimeout := flag.Duration("run-timeout", 5*time.Minute, "-suite: one child's limit")
 	flag.Parse()
 
@@ -84,7 +85,7 @@ func run() error {
 		if *out == "" || *minibusBin == "" {
 			return errors.New("-suite needs -out and -minibus")
 		}
-		return runSuite(*out, *minibusBin, *floorBin, *protonBin, *protonSkip, *protonVersion, *results, *rev, *smoke, *runTimeout)
+		return runSuite(*out, *minibusBin, *floorBin, *protonBin, *protonSkip, *protonVersion, *results, *rev, *smoke, *reps, *runTimeout)
 	case *report:
 		if *in == "" {
 			return errors.New("-report needs -in")
@@ -96,10 +97,13 @@ func run() error {
 }
 
 // runSuite runs the plan, each run in a child process of this binary.
-func runSuite(out, minibusBin, floorBin, protonBin, protonSkip, protonVersion, results, rev string, smoke bool, runTimeout time.Duration) error {
+func runSuite(out, minibusBin, floorBin, protonBin, protonSkip, protonVersion, results, rev string, smoke bool, reps int, runTimeout time.Duration) error {
 	sc := wire.FullScale
 	if smoke {
 		sc = wire.SmokeScale
+	}
+	if reps > 0 {
+		sc.Reps = reps
 	}
 	brokers := []string{wire.Minibus}
 	if protonBin != "" {
