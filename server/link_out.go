@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/minibus-go/minibus"
@@ -63,6 +64,8 @@ type outLink struct {
 
 	ctx    context.Context // the pump's; cancelled when the link stops
 	cancel context.CancelFunc
+	done   chan struct{} // closed when the pump has returned and closed the receiver
+	halt   atomic.Bool   // stopped, for waits outside conn.mu
 	recv   receiver                 // set before the pump delivers
 	sess   *minibus.SessionReceiver // session links, once accepted
 	held   string                   // session links: the key in conn.held
@@ -144,6 +147,7 @@ func (s *session) attachOut(a *amqp.Attach) {
 		return
 	}
 	l.ctx, l.cancel = context.WithCancel(c.ctx)
+	l.done = make(chan struct{})
 	if withFilter {
 		l.kind = outSession
 		s.out[a.Handle] = l
@@ -256,6 +260,7 @@ func (l *outLink) flowLocked() *amqp.Flow {
 // stopLocked ends the link: its pump returns, no more frames are sent.
 func (l *outLink) stopLocked() {
 	l.stopped, l.detached = true, true
+	l.halt.Store(true)
 	l.replies = nil
 	if l.cancelRecv != nil {
 		l.cancelRecv()
@@ -272,6 +277,7 @@ func (l *outLink) stopLocked() {
 func (l *outLink) pump(filter any) {
 	c := l.s.c
 	defer c.pumps.Done()
+	defer close(l.done)
 	defer l.closeReceiver()
 	if l.kind == outSession && !l.acceptSession(filter) {
 		return
@@ -385,7 +391,7 @@ func (l *outLink) deliver(m *minibus.ReceivedMessage, scratch *[]byte) bool {
 		return false
 	}
 	*scratch = payload
-	if !c.waitWriteSpace() {
+	if !c.waitWriteSpace(&l.halt) {
 		return false
 	}
 	c.mu.Lock()
