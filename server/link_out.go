@@ -64,8 +64,8 @@ type outLink struct {
 
 	ctx    context.Context // the pump's; cancelled when the link stops
 	cancel context.CancelFunc
-	done   chan struct{} // closed when the pump has returned and closed the receiver
-	halt   atomic.Bool   // stopped, for waits outside conn.mu
+	done   chan struct{}            // closed when the pump has returned and closed the receiver
+	halt   atomic.Bool              // stopped, for waits outside conn.mu
 	recv   receiver                 // set before the pump delivers
 	sess   *minibus.SessionReceiver // session links, once accepted
 	held   string                   // session links: the key in conn.held
