@@ -327,16 +327,24 @@ func (r *Receiver) SetSessionState(ctx context.Context, state []byte) (err error
 	}
 	e := r.e
 	defer e.mu.Unlock()
-	if err := e.setStateLocked(r.sess, state, now); err != nil {
-		return err
-	}
-	if enc := e.rec(recState); enc != nil {
+	// The record is checked before the state changes: a state no record
+	// can hold is refused with nothing changed (V3).
+	enc := e.rec(recState)
+	if enc != nil {
 		enc.str(r.sess.id)
 		enc.bytes(state)
 		enc.svar(now)
 		if err := e.recordTooLarge(enc, errs.ErrMessageTooLarge, "a session state of "+strconv.Itoa(len(state))+" bytes"); err != nil {
 			return err
 		}
+	}
+	if err := e.setStateLocked(r.sess, state, now); err != nil {
+		if enc != nil {
+			enc.drop()
+		}
+		return err
+	}
+	if enc != nil {
 		e.commit(enc)
 	}
 	return nil
