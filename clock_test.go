@@ -499,3 +499,124 @@ func TestT1_NamespaceNow(t *testing.T) {
 	require.NotNil(t, nilNS.Clock())
 	require.Same(t, e.clock, e.ns.Clock(), "Clock is the one WithClock gave")
 }
+
+// T3 across entities: a forwarded message's deadline in its destination
+// comes before the source's next event when it is earlier. Here the first
+// message fills the destination until it expires at +2m30s; the second
+// arrives at +2m45s and fits only if the expiry happened first, although
+// the source's two activations could be processed in one visit.
+func TestT3_TimeOrderAcrossEntities(t *testing.T) {
+	e := newEnv(t)
+	dest := e.queue("dest", &minibus.QueueProperties{MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1024})
+	src := e.queue("src", &minibus.QueueProperties{ForwardTo: "dest", MaxMessageSizeInKilobytes: 1024})
+	big := func(ttl time.Duration) *minibus.Message {
+		return &minibus.Message{Body: make([]byte, 700<<10), TimeToLive: ttl}
+	}
+	_, err := src.ScheduleMessages(e.ctx, []*minibus.Message{big(30 * time.Second)}, at(2*time.Minute), nil)
+	require.NoError(t, err)
+	_, err = src.ScheduleMessages(e.ctx, []*minibus.Message{big(0)}, at(2*time.Minute+45*time.Second), nil)
+	require.NoError(t, err)
+	e.mock.Add(5 * time.Minute) // one jump over all four events
+	require.Zero(t, src.RuntimeProperties().TransferDeadLetterMessageCount, "the second fit: the first had expired")
+	require.EqualValues(t, 1, dest.RuntimeProperties().ActiveMessageCount)
+	m := e.receive(e.receiver(dest, nil), 1)[0]
+	require.True(t, m.EnqueuedTime.Equal(at(2*time.Minute+45*time.Second)))
+}
+
+// T5, F2: a receiver blocked on a destination wakes, at the instant, for a
+// message that a forwarding source scheduled after the receiver blocked
+// (issue 42): the source's new deadline arms the namespace's timer though
+// nobody receives from the source. The source is a queue, or a topic
+// whose subscription forwards. In a synctest bubble, so that "blocked"
+// and "woken" are exact.
+func TestT5_F2_WakesForAForwardScheduledAfterItBlocked(t *testing.T) {
+	for _, source := range []string{"queue", "subscription"} {
+		t.Run(source, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				mock := clock.NewMock()
+				mock.Set(epoch)
+				ns := minibus.NewNamespace(minibus.WithClock(mock))
+				defer ns.Close()
+				dest, err := ns.CreateQueue("dest", nil)
+				require.NoError(t, err)
+				var schedule func() error
+				if source == "queue" {
+					src, err := ns.CreateQueue("src", &minibus.QueueProperties{ForwardTo: "dest"})
+					require.NoError(t, err)
+					schedule = func() error {
+						_, err := src.ScheduleMessages(ctx, []*minibus.Message{{MessageID: "m"}}, at(time.Minute), nil)
+						return err
+					}
+				} else {
+					top, err := ns.CreateTopic("t", nil)
+					require.NoError(t, err)
+					_, err = top.CreateSubscription("s", &minibus.SubscriptionProperties{ForwardTo: "dest"})
+					require.NoError(t, err)
+					schedule = func() error {
+						_, err := top.ScheduleMessages(ctx, []*minibus.Message{{MessageID: "m"}}, at(time.Minute), nil)
+						return err
+					}
+				}
+				r, err := dest.NewReceiver(nil)
+				require.NoError(t, err)
+				defer r.Close(ctx)
+				type result struct {
+					msgs []*minibus.ReceivedMessage
+					err  error
+				}
+				got := make(chan result, 1)
+				go func() {
+					msgs, err := r.ReceiveMessages(ctx, 1, nil)
+					got <- result{msgs, err}
+				}()
+				synctest.Wait() // blocked
+				require.NoError(t, schedule())
+				synctest.Wait()
+				require.Empty(t, got, "nothing yet")
+				mock.Add(time.Minute - 1)
+				synctest.Wait()
+				require.Empty(t, got, "1ns early")
+				mock.Add(1)
+				synctest.Wait()
+				select {
+				case res := <-got:
+					require.NoError(t, res.err)
+					require.Len(t, res.msgs, 1)
+					require.Equal(t, "m", res.msgs[0].MessageID)
+					require.True(t, res.msgs[0].EnqueuedTime.Equal(at(time.Minute)), "forwarded at its activation (F2, Q3)")
+				default:
+					t.Fatal("the blocked receiver did not wake for the forwarded activation")
+				}
+			})
+		})
+	}
+}
+
+// T3: scheduled messages activate in time order, ties in sequence order,
+// whatever order they were scheduled in; one clock jump over all of them
+// gives the same result as stepping through.
+func TestT3_ActivationOrder(t *testing.T) {
+	for _, steps := range []bool{false, true} {
+		e := newEnv(t)
+		q := e.queue("q", nil)
+		for _, s := range []struct {
+			body string
+			at   time.Duration
+		}{{"c", 30 * time.Second}, {"a", 10 * time.Second}, {"d1", time.Minute}, {"d2", time.Minute}, {"b", 20 * time.Second}} {
+			_, err := q.ScheduleMessages(e.ctx, []*minibus.Message{{Body: []byte(s.body)}}, at(s.at), nil)
+			require.NoError(t, err)
+		}
+		if steps {
+			for range 6 {
+				e.mock.Add(10 * time.Second)
+				q.RuntimeProperties()
+			}
+		} else {
+			e.mock.Add(time.Minute)
+		}
+		got := e.receive(e.receiver(q, nil), 5)
+		require.Equal(t, []string{"a", "b", "c", "d1", "d2"}, bodies(got), "steps=%v", steps)
+		require.Equal(t, []int64{6, 7, 8, 9, 10}, seqs(got))
+	}
+}

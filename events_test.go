@@ -134,9 +134,7 @@ func TestEvents_QueueLifecycle(t *testing.T) {
 	require.Equal(t, []string{"EntityDeleted q at=+2m1s"}, j.take())
 }
 
-func receiveOne(t *testing.T, r interface {
-	ReceiveMessages(context.Context, int, *minibus.ReceiveMessagesOptions) ([]*minibus.ReceivedMessage, error)
-}) *minibus.ReceivedMessage {
+func receiveOne(t *testing.T, r msgReceiver) *minibus.ReceivedMessage {
 	t.Helper()
 	msgs, err := r.ReceiveMessages(context.Background(), 1, &minibus.ReceiveMessagesOptions{NoWait: true})
 	require.NoError(t, err)

@@ -10,30 +10,39 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
+	"github.com/minibus-go/minibus/minibustest"
 	"github.com/stretchr/testify/require"
 )
 
-// env is a namespace on a mock clock, closed when the test ends.
+// env is minibustest's Env (a namespace on a mock clock, closed when the
+// test ends, with its event journal, fault injector and waits) with the
+// shorthands of this folder's tests: ns, mock, a clock that counts its
+// timers (SEMANTICS T4) and helpers that fail the test on error. A durable
+// test's env (denv, store_test.go) has no Env: its namespace comes from
+// Open, which minibustest does not make.
 type env struct {
+	*minibustest.Env
 	t     *testing.T
 	ctx   context.Context
-	mock  *clock.Mock
-	clock *countingClock
+	mock  *clock.Mock    // Env.Clock()
+	clock *countingClock // the namespace's clock, over mock
 	ns    *minibus.Namespace
 }
 
 // epoch is where every test's mock clock starts: a round instant, so that
 // times in failures read well.
-var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var epoch = minibustest.Epoch
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, opts ...minibus.Option) *env {
 	t.Helper()
-	mock := clock.NewMock()
-	mock.Set(epoch)
-	cc := &countingClock{Clock: mock}
-	ns := minibus.NewNamespace(minibus.WithClock(cc))
-	t.Cleanup(func() { require.NoError(t, ns.Close()) })
-	return &env{t: t, ctx: context.Background(), mock: mock, clock: cc, ns: ns}
+	var cc *countingClock
+	te := minibustest.NewWithClock(t, func(m *clock.Mock) clock.Clock {
+		cc = &countingClock{Clock: m}
+		return cc
+	}, opts...)
+	ns := te.Namespace()
+	t.Cleanup(func() { require.NoError(t, ns.Close()) }) // before Env's own, which ignores the error
+	return &env{Env: te, t: t, ctx: context.Background(), mock: te.Clock(), clock: cc, ns: ns}
 }
 
 // queue creates a queue, failing the test on error.
@@ -71,26 +80,9 @@ func (e *env) receiver(q interface {
 	return r
 }
 
-// msgReceiver is what a *minibus.Receiver and a *minibus.SessionReceiver
-// have in common: receiving, peeking and settling the messages of one
-// sub-queue, or of one session.
-type msgReceiver interface {
-	ReceiveMessages(context.Context, int, *minibus.ReceiveMessagesOptions) ([]*minibus.ReceivedMessage, error)
-	PeekMessages(context.Context, int, *minibus.PeekMessagesOptions) ([]*minibus.ReceivedMessage, error)
-	ReceiveDeferredMessages(context.Context, []int64, *minibus.ReceiveDeferredMessagesOptions) ([]*minibus.ReceivedMessage, error)
-	CompleteMessage(context.Context, *minibus.ReceivedMessage, *minibus.CompleteMessageOptions) error
-	AbandonMessage(context.Context, *minibus.ReceivedMessage, *minibus.AbandonMessageOptions) error
-	DeadLetterMessage(context.Context, *minibus.ReceivedMessage, *minibus.DeadLetterOptions) error
-	DeferMessage(context.Context, *minibus.ReceivedMessage, *minibus.DeferMessageOptions) error
-	RenewMessageLock(context.Context, *minibus.ReceivedMessage, *minibus.RenewMessageLockOptions) error
-	ReleaseMessage(context.Context, *minibus.ReceivedMessage, *minibus.ReleaseMessageOptions) error
-	Close(context.Context) error
-}
-
-var (
-	_ msgReceiver = (*minibus.Receiver)(nil)
-	_ msgReceiver = (*minibus.SessionReceiver)(nil)
-)
+// msgReceiver is minibustest.Receiver, what a *minibus.Receiver and a
+// *minibus.SessionReceiver have in common.
+type msgReceiver = minibustest.Receiver
 
 // sender is a queue or a topic.
 type sender interface {

@@ -13,6 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// Messages: their fields, their size limits and quotas (SEMANTICS V3) and
+// the copies the broker keeps and hands out (V4).
+
 // DD2, V4: a message sent without MessageID gets a random one; fields come
 // back as sent; the broker copied the body and properties.
 func TestMessageFieldsRoundTrip(t *testing.T) {
@@ -378,4 +381,282 @@ func TestV4_SharedBodyOutlivesEveryCopy(t *testing.T) {
 			require.Equal(t, body(m.MessageID), string(m.Body), "a body received before changed")
 		}
 	}
+}
+
+// V3: a settlement whose PropertiesToModify would make the message larger
+// than MaxMessageSizeInKilobytes (ErrMessageTooLarge) or its entity pass
+// MaxSizeInMegabytes (ErrQuotaExceeded; a subscription's messages count
+// against its topic's) is refused and changes nothing: the message stays
+// locked with its properties, the counts and sizes stay, and its lock token
+// still settles it. Abandon, defer and dead-letter; queue and subscription.
+func TestV3_PropertiesToModifyTooLarge(t *testing.T) {
+	const (
+		maxMessage = 64 << 10
+		quota      = 1 << 20
+		target     = 4 // body "a", MessageID "m", property "k": "v"
+	)
+	settlements := []struct {
+		name   string
+		settle func(r *minibus.Receiver, m *minibus.ReceivedMessage, mod map[string]any) error
+	}{
+		{"abandon", func(r *minibus.Receiver, m *minibus.ReceivedMessage, mod map[string]any) error {
+			return r.AbandonMessage(context.Background(), m, &minibus.AbandonMessageOptions{PropertiesToModify: mod})
+		}},
+		{"defer", func(r *minibus.Receiver, m *minibus.ReceivedMessage, mod map[string]any) error {
+			return r.DeferMessage(context.Background(), m, &minibus.DeferMessageOptions{PropertiesToModify: mod})
+		}},
+		{"deadletter", func(r *minibus.Receiver, m *minibus.ReceivedMessage, mod map[string]any) error {
+			return r.DeadLetterMessage(context.Background(), m, &minibus.DeadLetterOptions{Reason: "r", PropertiesToModify: mod})
+		}},
+	}
+	limits := []struct {
+		name string
+		want error
+		// fill is how many bytes of other messages the entity holds.
+		fill int
+		// grow is the size of the property value PropertiesToModify adds
+		// (key "big": 3 more bytes).
+		grow int
+	}{
+		// The message would be 65543 bytes; the entity stays far below 1 MiB.
+		{"message too large", minibus.ErrMessageTooLarge, 0, maxMessage},
+		// The message would be 2007 bytes; the entity, 1006 bytes over.
+		{"quota exceeded", minibus.ErrQuotaExceeded, quota - target - 1000, 2000},
+	}
+	for _, sub := range []bool{false, true} {
+		kind := "queue"
+		if sub {
+			kind = "subscription"
+		}
+		for _, s := range settlements {
+			for _, l := range limits {
+				t.Run(kind+"/"+s.name+"/"+l.name, func(t *testing.T) {
+					p := newSizedPlace(t, sub)
+					p.send(&minibus.Message{MessageID: "m", Body: []byte("a"), ApplicationProperties: map[string]any{"k": "v"}})
+					// Fill with messages of at most 64 KiB (MessageID "m": one byte).
+					for left := l.fill; left > 0; left -= maxMessage {
+						p.send(&minibus.Message{MessageID: "m", Body: make([]byte, min(left, maxMessage)-1)})
+					}
+					before := p.counts()
+					require.EqualValues(t, target+l.fill, before[2], "SizeInBytes before the settlement")
+					m := p.e.receive(p.r, 1)[0]
+					require.EqualValues(t, 1, m.SequenceNumber)
+
+					err := s.settle(p.r, m, map[string]any{"big": strings.Repeat("x", l.grow)})
+					requireSentinel(t, err, l.want, "")
+
+					require.Equal(t, before, p.counts(), "counts and size unchanged")
+					peeked := p.e.peekAll(p.r)[0]
+					require.EqualValues(t, 1, peeked.SequenceNumber)
+					require.Equal(t, minibus.MessageStateActive, peeked.State, "not deferred")
+					require.Equal(t, map[string]any{"k": "v"}, peeked.ApplicationProperties, "properties unchanged")
+					// Still locked under the same token: it settles.
+					require.NoError(t, p.r.AbandonMessage(p.e.ctx, m, nil), "the message stayed locked")
+					again := p.e.receive(p.r, 1)[0]
+					require.EqualValues(t, 1, again.SequenceNumber)
+					require.EqualValues(t, 2, again.DeliveryCount)
+					require.Equal(t, map[string]any{"k": "v"}, again.ApplicationProperties, "properties unchanged")
+					require.NoError(t, p.r.CompleteMessage(p.e.ctx, again, nil))
+					require.Equal(t, [3]int64{before[0] - 1, 0, before[2] - target}, p.counts())
+				})
+			}
+		}
+	}
+}
+
+// V3, S5: a topic's quota counts its scheduled messages: with scheduled
+// messages filling all but 1 KiB of it, a send or a schedule of 2 KiB is
+// ErrQuotaExceeded, and one of 1 KiB fits exactly. (One subscription with a
+// TrueFilter: a message's copies are the size of the message.)
+func TestV3_TopicQuotaCountsScheduledMessages(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", &minibus.TopicProperties{MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1})
+	s := e.subscription(top, "s", nil)
+	kib := func() *minibus.Message { return &minibus.Message{MessageID: "m", Body: make([]byte, 1023)} } // 1024 bytes
+	batch := func(n int) []*minibus.Message {
+		out := make([]*minibus.Message, n)
+		for i := range out {
+			out[i] = kib()
+		}
+		return out
+	}
+	for left := 1023; left > 0; left -= 100 {
+		_, err := top.ScheduleMessages(e.ctx, batch(min(left, 100)), at(time.Hour), nil)
+		require.NoError(t, err)
+	}
+	rp := top.RuntimeProperties()
+	require.EqualValues(t, 1023, rp.ScheduledMessageCount)
+	require.EqualValues(t, 1023*1024, rp.SizeInBytes, "the scheduled messages count")
+
+	requireSentinel(t, top.SendMessages(e.ctx, batch(2), nil), minibus.ErrQuotaExceeded, `topic "t"`)
+	_, err := top.ScheduleMessages(e.ctx, batch(2), at(time.Hour), nil)
+	requireSentinel(t, err, minibus.ErrQuotaExceeded, `topic "t"`)
+	require.Zero(t, s.RuntimeProperties().TotalMessageCount, "nothing enqueued")
+	require.EqualValues(t, 1023, top.RuntimeProperties().ScheduledMessageCount, "nothing scheduled")
+
+	require.NoError(t, top.SendMessages(e.ctx, batch(1), nil), "exactly 1 MiB fits")
+	require.EqualValues(t, 1<<20, top.RuntimeProperties().SizeInBytes)
+	requireSentinel(t, top.SendMessages(e.ctx, batch(1), nil), minibus.ErrQuotaExceeded, `topic "t"`)
+}
+
+// V3, S5: ScheduleMessages on a topic, and SendMessage with a future
+// ScheduledEnqueueTime, are checked against the copies the subscriptions'
+// rules would make now, as an immediate send is: refused with
+// ErrQuotaExceeded when those copies would pass MaxSizeInMegabytes. A
+// schedule whose copies fit is accepted (a FalseFilter subscription makes
+// no copy) and copied at activation.
+func TestV3_ScheduledTopicMessageQuotaCountsCopies(t *testing.T) {
+	const kib = 1024
+	// msg is a message of exactly n KiB.
+	msg := func(n int, at time.Time) *minibus.Message {
+		return &minibus.Message{MessageID: "m", Body: make([]byte, n*kib-1), ScheduledEnqueueTime: at}
+	}
+	setup := func(t *testing.T) (*env, *minibus.Topic, []*minibus.Subscription) {
+		e := newEnv(t)
+		top := e.topic("t", &minibus.TopicProperties{MaxSizeInMegabytes: 1})
+		var subs []*minibus.Subscription
+		for _, name := range []string{"a", "b", "c"} {
+			subs = append(subs, e.subscription(top, name, nil))
+		}
+		subs = append(subs, e.subscription(top, "none", &minibus.SubscriptionProperties{
+			DefaultRule: &minibus.RuleProperties{Filter: minibus.FalseFilter{}},
+		}))
+		return e, top, subs
+	}
+	totals := func(subs []*minibus.Subscription) []int64 {
+		out := make([]int64, len(subs))
+		for i, s := range subs {
+			out[i] = s.RuntimeProperties().TotalMessageCount
+		}
+		return out
+	}
+
+	t.Run("ScheduleMessages", func(t *testing.T) {
+		e, top, subs := setup(t)
+		// 2 messages of 200 KiB: 6 copies, 1200 KiB, in an empty 1 MiB topic.
+		seqs, err := top.ScheduleMessages(e.ctx, []*minibus.Message{msg(200, time.Time{}), msg(200, time.Time{})}, at(time.Hour), nil)
+		requireSentinel(t, err, minibus.ErrQuotaExceeded, `topic "t"`)
+		require.Nil(t, seqs)
+		require.Zero(t, top.RuntimeProperties().ScheduledMessageCount, "nothing scheduled")
+		require.Zero(t, top.RuntimeProperties().SizeInBytes)
+		e.advanceTo(2 * time.Hour)
+		require.Equal(t, []int64{0, 0, 0, 0}, totals(subs), "nothing activated")
+	})
+
+	t.Run("SendMessage with ScheduledEnqueueTime", func(t *testing.T) {
+		e, top, subs := setup(t)
+		require.NoError(t, top.SendMessage(e.ctx, msg(200, time.Time{}), nil))
+		require.EqualValues(t, 600*kib, top.RuntimeProperties().SizeInBytes, "3 copies")
+		// 200 KiB more, scheduled: 3 copies would make 1200 KiB.
+		err := top.SendMessage(e.ctx, msg(200, at(time.Hour)), nil)
+		requireSentinel(t, err, minibus.ErrQuotaExceeded, `topic "t"`)
+		_, err = top.ScheduleMessages(e.ctx, []*minibus.Message{msg(200, time.Time{})}, at(time.Hour), nil)
+		requireSentinel(t, err, minibus.ErrQuotaExceeded, `topic "t"`)
+		require.Zero(t, top.RuntimeProperties().ScheduledMessageCount, "nothing scheduled")
+		require.EqualValues(t, 600*kib, top.RuntimeProperties().SizeInBytes)
+
+		// 130 KiB: the rules make 3 copies (990 KiB in all), not 4 (1120).
+		_, err = top.ScheduleMessages(e.ctx, []*minibus.Message{msg(130, time.Time{})}, at(time.Hour), nil)
+		require.NoError(t, err, "copies that fit are accepted")
+		e.advanceTo(time.Hour)
+		require.Equal(t, []int64{2, 2, 2, 0}, totals(subs), "copied at activation")
+		require.EqualValues(t, 990*kib, top.RuntimeProperties().SizeInBytes)
+	})
+}
+
+// V3: a message larger than MaxMessageSizeInKilobytes is
+// ErrMessageTooLarge; a send that would pass MaxSizeInMegabytes is
+// ErrQuotaExceeded; a batch is all or nothing.
+func TestV3_SizeLimits(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", &minibus.QueueProperties{MaxMessageSizeInKilobytes: 1, MaxSizeInMegabytes: 1})
+	require.NoError(t, q.SendMessage(e.ctx, &minibus.Message{MessageID: "m", Body: make([]byte, 1023)}, nil), "1 KiB exactly")
+	err := q.SendMessage(e.ctx, &minibus.Message{MessageID: "m", Body: make([]byte, 1024)}, nil)
+	requireSentinel(t, err, minibus.ErrMessageTooLarge, "message 0 is 1025 bytes")
+	err = q.SendMessage(e.ctx, &minibus.Message{MessageID: "m", Body: make([]byte, 1000), ApplicationProperties: map[string]any{"p": strings.Repeat("x", 30)}}, nil)
+	requireSentinel(t, err, minibus.ErrMessageTooLarge, "1032 bytes")
+	require.EqualValues(t, 1024, q.RuntimeProperties().SizeInBytes)
+
+	// Fill to exactly 1 MiB, in batches of 64 messages of 1 KiB.
+	batch := make([]*minibus.Message, 64)
+	for i := range batch {
+		batch[i] = &minibus.Message{MessageID: "m", Body: make([]byte, 1023)}
+	}
+	for range 15 {
+		require.NoError(t, q.SendMessages(e.ctx, batch, nil))
+	}
+	require.NoError(t, q.SendMessages(e.ctx, batch[:63], nil))
+	require.EqualValues(t, 1<<20, q.RuntimeProperties().SizeInBytes)
+	err = q.SendMessage(e.ctx, &minibus.Message{MessageID: "m"}, nil)
+	requireSentinel(t, err, minibus.ErrQuotaExceeded, "MaxSizeInMegabytes")
+	require.EqualValues(t, 1024, q.RuntimeProperties().ActiveMessageCount, "nothing was enqueued")
+
+	r := e.receiver(q, &minibus.ReceiverOptions{ReceiveMode: minibus.ReceiveModeReceiveAndDelete})
+	e.receive(r, 2)
+	err = q.SendMessages(e.ctx, batch[:3], nil)
+	requireSentinel(t, err, minibus.ErrQuotaExceeded, "plus 3072 bytes")
+	require.NoError(t, q.SendMessages(e.ctx, batch[:2], nil))
+}
+
+// V3, DD2: a message refused as too large when the sender gave no
+// MessageID says that the MessageID the broker made counted.
+func TestV3_TooLargeErrorMentionsBrokerMessageID(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", &minibus.QueueProperties{MaxMessageSizeInKilobytes: 1})
+	top := e.topic("t", &minibus.TopicProperties{MaxMessageSizeInKilobytes: 1})
+	// 1000 bytes of body plus the 32 of the broker-made id: 1032 > 1024.
+	for _, s := range []sender{q, top} {
+		err := s.SendMessages(e.ctx, []*minibus.Message{{Body: make([]byte, 1000)}}, nil)
+		requireSentinel(t, err, minibus.ErrMessageTooLarge, "1032 bytes")
+		require.Contains(t, err.Error(), "MessageID", "the broker-made MessageID counted")
+	}
+	require.Zero(t, q.RuntimeProperties().TotalMessageCount)
+}
+
+// V3: a topic's quota counts its scheduled messages and every copy in its
+// subscriptions; a batch is all or nothing.
+func TestV3_TopicQuota(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", &minibus.TopicProperties{MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1})
+	e.subscription(top, "a", nil)
+	e.subscription(top, "b", nil)
+	big := func() *minibus.Message { return &minibus.Message{MessageID: "m", Body: make([]byte, 1023)} }
+	batch := make([]*minibus.Message, 512)
+	for i := range batch {
+		batch[i] = big()
+	}
+	require.NoError(t, top.SendMessages(e.ctx, batch[:511], nil))
+	_, err := top.ScheduleMessages(e.ctx, []*minibus.Message{big()}, at(time.Hour), nil)
+	require.NoError(t, err)
+	require.EqualValues(t, 1<<20-1024, top.RuntimeProperties().SizeInBytes)
+	err = top.SendMessage(e.ctx, big(), nil)
+	requireSentinel(t, err, minibus.ErrQuotaExceeded, "2048 bytes of messages and copies")
+	require.EqualValues(t, 1<<20-1024, top.RuntimeProperties().SizeInBytes, "nothing was enqueued")
+	err = top.SendMessage(e.ctx, &minibus.Message{MessageID: "m", Body: make([]byte, 1024)}, nil)
+	requireSentinel(t, err, minibus.ErrMessageTooLarge, "1025 bytes")
+}
+
+// V4: the broker copies bodies and properties both ways.
+func TestV4_Copies(t *testing.T) {
+	forEachKind(t, settings{}, func(t *testing.T, f *fixture) {
+		f.put("abc")
+		r := f.receiver(minibus.ReceiveModePeekLock)
+		m := f.receive(r, 1)[0]
+		m.Body[0] = 'X'
+		require.NoError(t, r.AbandonMessage(f.ctx, m, &minibus.AbandonMessageOptions{PropertiesToModify: map[string]any{"b": []byte("x")}}))
+		m2 := f.receive(r, 1)[0]
+		require.Equal(t, "abc", string(m2.Body))
+		m2.ApplicationProperties["b"].([]byte)[0] = 'Y'
+		m2.ApplicationProperties["new"] = 1
+		p := f.peekAll(r)[0]
+		require.Equal(t, map[string]any{"b": []byte("x")}, p.ApplicationProperties)
+
+		// Bodies received together do not share room: appending to one does
+		// not reach the next.
+		f.put("one", "two")
+		both := f.receiveAll(r, 10)
+		require.Equal(t, []string{"one", "two"}, bodies(both))
+		_ = append(both[0].Body, "XXX"...)
+		require.Equal(t, "two", string(both[1].Body))
+	})
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// Entities' names (SEMANTICS V1), properties (V2) and status (V5).
+
 // V1: names; case-insensitive lookup keeping the created spelling.
 func TestV1_QueueNames(t *testing.T) {
 	e := newEnv(t)
@@ -112,4 +114,97 @@ func TestV2_QueueProperties(t *testing.T) {
 		_, err := e.ns.UpdateQueue("q", ok)
 		require.NoError(t, err, "%+v", ok)
 	}
+}
+
+// V1: creating a queue or topic whose name the other kind holds is
+// ErrAlreadyExists naming the entity being created and the one holding the
+// name.
+func TestV1_NameTakenErrorNamesBoth(t *testing.T) {
+	e := newEnv(t)
+	e.queue("x", nil)
+	_, err := e.ns.CreateTopic("x", nil)
+	requireSentinel(t, err, minibus.ErrAlreadyExists, `topic "x"`)
+	require.Contains(t, err.Error(), `queue "x"`, "says which entity holds the name")
+
+	e.topic("y", nil)
+	_, err = e.ns.CreateQueue("y", nil)
+	requireSentinel(t, err, minibus.ErrAlreadyExists, `queue "y"`)
+	require.Contains(t, err.Error(), `topic "y"`, "says which entity holds the name")
+}
+
+// V5: Status. Disabled refuses sends and receives, SendDisabled sends,
+// ReceiveDisabled receives and peeks; messages are kept and time runs.
+func TestV5_Status(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", &minibus.QueueProperties{DefaultMessageTimeToLive: time.Hour})
+	e.send(q, "a", "b")
+	r := e.receiver(q, nil)
+	m := e.receive(r, 1)[0]
+
+	set := func(s minibus.EntityStatus) {
+		t.Helper()
+		_, err := e.ns.UpdateQueue("q", minibus.QueueProperties{DefaultMessageTimeToLive: time.Hour, Status: s})
+		require.NoError(t, err)
+	}
+	sendErr := func() error { return q.SendMessage(e.ctx, &minibus.Message{}, nil) }
+	recvErr := func() error { _, err := r.ReceiveMessages(e.ctx, 1, nil); return err }
+	peekErr := func() error { _, err := r.PeekMessages(e.ctx, 1, nil); return err }
+
+	set(minibus.EntityStatusDisabled)
+	requireSentinel(t, sendErr(), minibus.ErrEntityDisabled, "Disabled")
+	requireSentinel(t, recvErr(), minibus.ErrEntityDisabled, "Disabled")
+	requireSentinel(t, peekErr(), minibus.ErrEntityDisabled, "Disabled")
+	requireSentinel(t, r.CompleteMessage(e.ctx, m, nil), minibus.ErrEntityDisabled, "Disabled")
+	_, err := q.ScheduleMessages(e.ctx, []*minibus.Message{{}}, at(time.Hour), nil)
+	requireSentinel(t, err, minibus.ErrEntityDisabled, "Disabled")
+
+	set(minibus.EntityStatusSendDisabled)
+	requireSentinel(t, sendErr(), minibus.ErrEntityDisabled, "SendDisabled")
+	require.Len(t, e.receive(r, 1), 1)
+
+	set(minibus.EntityStatusReceiveDisabled)
+	require.NoError(t, sendErr())
+	requireSentinel(t, recvErr(), minibus.ErrEntityDisabled, "ReceiveDisabled")
+	requireSentinel(t, peekErr(), minibus.ErrEntityDisabled, "ReceiveDisabled")
+
+	set(minibus.EntityStatusDisabled)
+	e.mock.Add(time.Hour) // time runs: everything expires while disabled
+	require.Zero(t, q.RuntimeProperties().ActiveMessageCount)
+	set(minibus.EntityStatusActive)
+	e.requireNothing(r)
+}
+
+// V5: a receiver blocked when its queue is disabled returns
+// ErrEntityDisabled.
+func TestV5_DisableWakesBlockedReceivers(t *testing.T) {
+	e := newEnv(t)
+	q := e.queue("q", nil)
+	r := e.receiver(q, nil)
+	errc := make(chan error)
+	go func() {
+		_, err := r.ReceiveMessages(e.ctx, 1, nil)
+		errc <- err
+	}()
+	// The update can land before the receive blocks; either way it fails.
+	_, err := e.ns.UpdateQueue("q", minibus.QueueProperties{Status: minibus.EntityStatusReceiveDisabled})
+	require.NoError(t, err)
+	requireSentinel(t, <-errc, minibus.ErrEntityDisabled, "ReceiveDisabled")
+}
+
+// V5: a disabled subscription gets no copies; a receive-disabled one keeps
+// getting them but cannot be read.
+func TestV5_SubscriptionStatus(t *testing.T) {
+	e := newEnv(t)
+	top := e.topic("t", nil)
+	off := e.subscription(top, "off", &minibus.SubscriptionProperties{Status: minibus.EntityStatusDisabled})
+	noRecv := e.subscription(top, "norecv", &minibus.SubscriptionProperties{Status: minibus.EntityStatusReceiveDisabled})
+	e.send(top, "a")
+	require.Zero(t, off.RuntimeProperties().TotalMessageCount)
+	require.EqualValues(t, 1, noRecv.RuntimeProperties().ActiveMessageCount)
+	r := e.receiver(noRecv, nil)
+	_, err := r.ReceiveMessages(e.ctx, 1, nil)
+	requireSentinel(t, err, minibus.ErrEntityDisabled, `subscription "t/Subscriptions/norecv"`)
+	_, err = e.ns.UpdateTopic("t", minibus.TopicProperties{Status: minibus.EntityStatusSendDisabled})
+	require.NoError(t, err)
+	requireSentinel(t, top.SendMessage(e.ctx, &minibus.Message{}, nil), minibus.ErrEntityDisabled, `topic "t"`)
 }

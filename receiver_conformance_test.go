@@ -873,31 +873,6 @@ func TestL12_Peek(t *testing.T) {
 	})
 }
 
-// V4: the broker copies bodies and properties both ways.
-func TestV4_Copies(t *testing.T) {
-	forEachKind(t, settings{}, func(t *testing.T, f *fixture) {
-		f.put("abc")
-		r := f.receiver(minibus.ReceiveModePeekLock)
-		m := f.receive(r, 1)[0]
-		m.Body[0] = 'X'
-		require.NoError(t, r.AbandonMessage(f.ctx, m, &minibus.AbandonMessageOptions{PropertiesToModify: map[string]any{"b": []byte("x")}}))
-		m2 := f.receive(r, 1)[0]
-		require.Equal(t, "abc", string(m2.Body))
-		m2.ApplicationProperties["b"].([]byte)[0] = 'Y'
-		m2.ApplicationProperties["new"] = 1
-		p := f.peekAll(r)[0]
-		require.Equal(t, map[string]any{"b": []byte("x")}, p.ApplicationProperties)
-
-		// Bodies received together do not share room: appending to one does
-		// not reach the next.
-		f.put("one", "two")
-		both := f.receiveAll(r, 10)
-		require.Equal(t, []string{"one", "two"}, bodies(both))
-		_ = append(both[0].Body, "XXX"...)
-		require.Equal(t, "two", string(both[1].Body))
-	})
-}
-
 // Bad input to settlement: each is ErrInvalidArgument naming the culprit and
 // changes nothing.
 func TestSettleBadInput(t *testing.T) {

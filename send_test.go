@@ -62,55 +62,6 @@ func TestSendBadInput(t *testing.T) {
 	require.Zero(t, q.RuntimeProperties().TotalMessageCount)
 }
 
-// V3: a message larger than MaxMessageSizeInKilobytes is
-// ErrMessageTooLarge; a send that would pass MaxSizeInMegabytes is
-// ErrQuotaExceeded; a batch is all or nothing.
-func TestV3_SizeLimits(t *testing.T) {
-	e := newEnv(t)
-	q := e.queue("q", &minibus.QueueProperties{MaxMessageSizeInKilobytes: 1, MaxSizeInMegabytes: 1})
-	require.NoError(t, q.SendMessage(e.ctx, &minibus.Message{MessageID: "m", Body: make([]byte, 1023)}, nil), "1 KiB exactly")
-	err := q.SendMessage(e.ctx, &minibus.Message{MessageID: "m", Body: make([]byte, 1024)}, nil)
-	requireSentinel(t, err, minibus.ErrMessageTooLarge, "message 0 is 1025 bytes")
-	err = q.SendMessage(e.ctx, &minibus.Message{MessageID: "m", Body: make([]byte, 1000), ApplicationProperties: map[string]any{"p": strings.Repeat("x", 30)}}, nil)
-	requireSentinel(t, err, minibus.ErrMessageTooLarge, "1032 bytes")
-	require.EqualValues(t, 1024, q.RuntimeProperties().SizeInBytes)
-
-	// Fill to exactly 1 MiB, in batches of 64 messages of 1 KiB.
-	batch := make([]*minibus.Message, 64)
-	for i := range batch {
-		batch[i] = &minibus.Message{MessageID: "m", Body: make([]byte, 1023)}
-	}
-	for range 15 {
-		require.NoError(t, q.SendMessages(e.ctx, batch, nil))
-	}
-	require.NoError(t, q.SendMessages(e.ctx, batch[:63], nil))
-	require.EqualValues(t, 1<<20, q.RuntimeProperties().SizeInBytes)
-	err = q.SendMessage(e.ctx, &minibus.Message{MessageID: "m"}, nil)
-	requireSentinel(t, err, minibus.ErrQuotaExceeded, "MaxSizeInMegabytes")
-	require.EqualValues(t, 1024, q.RuntimeProperties().ActiveMessageCount, "nothing was enqueued")
-
-	r := e.receiver(q, &minibus.ReceiverOptions{ReceiveMode: minibus.ReceiveModeReceiveAndDelete})
-	e.receive(r, 2)
-	err = q.SendMessages(e.ctx, batch[:3], nil)
-	requireSentinel(t, err, minibus.ErrQuotaExceeded, "plus 3072 bytes")
-	require.NoError(t, q.SendMessages(e.ctx, batch[:2], nil))
-}
-
-// V3, DD2: a message refused as too large when the sender gave no
-// MessageID says that the MessageID the broker made counted.
-func TestV3_TooLargeErrorMentionsBrokerMessageID(t *testing.T) {
-	e := newEnv(t)
-	q := e.queue("q", &minibus.QueueProperties{MaxMessageSizeInKilobytes: 1})
-	top := e.topic("t", &minibus.TopicProperties{MaxMessageSizeInKilobytes: 1})
-	// 1000 bytes of body plus the 32 of the broker-made id: 1032 > 1024.
-	for _, s := range []sender{q, top} {
-		err := s.SendMessages(e.ctx, []*minibus.Message{{Body: make([]byte, 1000)}}, nil)
-		requireSentinel(t, err, minibus.ErrMessageTooLarge, "1032 bytes")
-		require.Contains(t, err.Error(), "MessageID", "the broker-made MessageID counted")
-	}
-	require.Zero(t, q.RuntimeProperties().TotalMessageCount)
-}
-
 // R1, Q2: every matching subscription gets its own copy carrying the topic's
 // sequence number; copies are independent.
 func TestR1_Q2_FanOut(t *testing.T) {
@@ -139,29 +90,6 @@ func TestR1_Q2_FanOut(t *testing.T) {
 	require.EqualValues(t, 1, eu.RuntimeProperties().ActiveMessageCount)
 	gotAll[1].Body[0] = 'X'
 	require.Equal(t, "2", string(e.peekAll(ra)[0].Body), "copies share nothing with callers")
-}
-
-// V3: a topic's quota counts its scheduled messages and every copy in its
-// subscriptions; a batch is all or nothing.
-func TestV3_TopicQuota(t *testing.T) {
-	e := newEnv(t)
-	top := e.topic("t", &minibus.TopicProperties{MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1})
-	e.subscription(top, "a", nil)
-	e.subscription(top, "b", nil)
-	big := func() *minibus.Message { return &minibus.Message{MessageID: "m", Body: make([]byte, 1023)} }
-	batch := make([]*minibus.Message, 512)
-	for i := range batch {
-		batch[i] = big()
-	}
-	require.NoError(t, top.SendMessages(e.ctx, batch[:511], nil))
-	_, err := top.ScheduleMessages(e.ctx, []*minibus.Message{big()}, at(time.Hour), nil)
-	require.NoError(t, err)
-	require.EqualValues(t, 1<<20-1024, top.RuntimeProperties().SizeInBytes)
-	err = top.SendMessage(e.ctx, big(), nil)
-	requireSentinel(t, err, minibus.ErrQuotaExceeded, "2048 bytes of messages and copies")
-	require.EqualValues(t, 1<<20-1024, top.RuntimeProperties().SizeInBytes, "nothing was enqueued")
-	err = top.SendMessage(e.ctx, &minibus.Message{MessageID: "m", Body: make([]byte, 1024)}, nil)
-	requireSentinel(t, err, minibus.ErrMessageTooLarge, "1025 bytes")
 }
 
 // Q3, F2: senders beside a moving clock. Each call reads the clock before

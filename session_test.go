@@ -363,20 +363,6 @@ func TestSS7_SS8_MessageLocksFollowTheSession(t *testing.T) {
 	require.NoError(t, sa.CompleteMessage(e.ctx, ma, nil), "renewing the session renewed its message")
 }
 
-// L13: runtime counts include session messages.
-func TestL13_CountsIncludeSessions(t *testing.T) {
-	e := newEnv(t)
-	q := e.sessionQueue("s", nil)
-	e.sendSession(q, "a", "a0", "a1")
-	e.sendSession(q, "b", "b0")
-	s := e.accept(q, "a")
-	m := e.receiveSession(s, 1)[0]
-	require.NoError(t, s.DeferMessage(e.ctx, m, nil))
-	rp := q.RuntimeProperties()
-	require.EqualValues(t, 3, rp.ActiveMessageCount)
-	require.EqualValues(t, 3, rp.TotalMessageCount)
-}
-
 // Session rules over both session kinds of the receiver conformance suite:
 // session "s" of a session-enabled queue and of a session-enabled
 // subscription (receiver_conformance_test.go).

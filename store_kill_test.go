@@ -30,10 +30,13 @@ import (
 // parent's model and checks are in store_kill_check_test.go, the child's
 // traffic in store_kill_child_test.go.
 //
-// Soak: go test -run '^TestKillLoop$' -v -kill.cycles=10000 -timeout=0 .
+// The default run makes 8 cycles, a check that the loop works; CI runs 100
+// (.ci/run), a soak many more:
+//
+//	go test -run '^TestKillLoop$' -v -kill.cycles=10000 -timeout=0 .
 
 var (
-	killCyclesFlag = flag.Int("kill.cycles", 0, "cycles of TestKillLoop; 0: 100, 20 with -short")
+	killCyclesFlag = flag.Int("kill.cycles", 0, "cycles of TestKillLoop; 0: 8, 4 with -short (CI runs 100)")
 	killSyncFlag   = flag.String("kill.sync", "", "sync mode of TestKillLoop's namespaces: always, batched or none; empty: a mix, always twice as often")
 	killSeedFlag   = flag.Uint64("kill.seed", 0, "seed of TestKillLoop's kill moments and traffic; 0: from the time (logged)")
 )
@@ -116,12 +119,13 @@ func TestKillLoop(t *testing.T) {
 		}
 		return
 	}
+	t.Parallel() // its children run beside TestModel
 	cycles := *killCyclesFlag
 	switch {
 	case cycles == 0 && testing.Short():
-		cycles = 20
+		cycles = 4
 	case cycles == 0:
-		cycles = 100
+		cycles = 8 // twice through killModes; .ci/run passes 100
 	}
 	modes := killModes(t)
 	seed := *killSeedFlag
@@ -313,6 +317,7 @@ func TestKillPoisonMessageReachesTheDeadLetterQueue(t *testing.T) {
 		}
 		return
 	}
+	t.Parallel()
 	const maxDeliveries = 3
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -30,10 +30,18 @@ type denv struct {
 
 const ddir = "/data/ns"
 
+// durableSegment is the segment size of newDurableEnv's namespaces unless a
+// test sets its own, and of the tests that read a directory's files whole:
+// the in-memory file system allocates a segment whole, and the default
+// 64 MiB made every Open and crash copy that much (seconds each under
+// -race). ExampleOpen and examples/durable keep the default.
+const durableSegment = 256 << 10
+
 func newDurableEnv(t *testing.T, opts ...minibus.Option) *denv {
 	t.Helper()
 	mock := clock.NewMock()
 	mock.Set(epoch)
+	opts = append([]minibus.Option{minibus.WithSegmentSize(durableSegment)}, opts...)
 	d := &denv{env: &env{t: t, ctx: context.Background(), mock: mock, clock: &countingClock{Clock: mock}}, fs: wal.NewMemFS(wal.WithSeed(1)), opts: opts}
 	d.open()
 	t.Cleanup(func() { _ = d.ns.Close() })
@@ -316,7 +324,7 @@ func TestOpenBadDirectories(t *testing.T) {
 	_, err = minibus.Open("/data/ns", minibus.WithFS(fsys))
 	requireSentinel(t, err, minibus.ErrStoreFailed, "/data/ns")
 	require.EqualError(t, err, `minibus: namespace directory "/data/ns": cannot create it: mkdir /data/ns: input/output error: store failed`)
-	ns2, err := minibus.Open("/data/ns", minibus.WithFS(fsys))
+	ns2, err := minibus.Open("/data/ns", minibus.WithFS(fsys), minibus.WithSegmentSize(durableSegment))
 	require.NoError(t, err, "the failure was the file system's, and it passed")
 	require.NoError(t, ns2.Close())
 
@@ -330,7 +338,10 @@ func TestOpenBadDirectories(t *testing.T) {
 
 func TestOpenDamagedLogIsCorruptAndUntouched(t *testing.T) {
 	dir := t.TempDir()
-	ns, err := minibus.Open(dir)
+	// Small segments: the test reads every file whole, and the default
+	// 64 MiB made that seconds under -race.
+	small := minibus.WithSegmentSize(durableSegment)
+	ns, err := minibus.Open(dir, small)
 	require.NoError(t, err)
 	q, err := ns.CreateQueue("q", nil)
 	require.NoError(t, err)
@@ -338,7 +349,7 @@ func TestOpenDamagedLogIsCorruptAndUntouched(t *testing.T) {
 	// next Close leaves in the log alone: less than the snapshot would.
 	require.NoError(t, q.SendMessage(context.Background(), &minibus.Message{Body: make([]byte, 200<<10)}, nil))
 	require.NoError(t, ns.Close())
-	ns, err = minibus.Open(dir)
+	ns, err = minibus.Open(dir, small)
 	require.NoError(t, err)
 	q, err = ns.Queue("q")
 	require.NoError(t, err)
@@ -359,7 +370,7 @@ func TestOpenDamagedLogIsCorruptAndUntouched(t *testing.T) {
 	data[offs[len(offs)-5]+8+2] ^= 0xff // inside a send the snapshot does not hold
 	require.NoError(t, os.WriteFile(seg, data, 0o600))
 	before := readAll(t, dir)
-	_, err = minibus.Open(dir)
+	_, err = minibus.Open(dir, small)
 	requireSentinel(t, err, minibus.ErrCorrupt, dir)
 	require.Equal(t, before, readAll(t, dir), "nothing overwritten")
 }
@@ -433,13 +444,14 @@ func TestCrashKeepsEveryAcknowledgement(t *testing.T) {
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			fs := wal.NewMemFS(wal.WithSeed(seed))
-			ns, err := minibus.Open(ddir, minibus.WithFS(fs), minibus.WithSegmentSize(16<<10), minibus.WithCompactAfter(16<<10))
+			small := []minibus.Option{minibus.WithSegmentSize(16 << 10), minibus.WithCompactAfter(16 << 10)}
+			ns, err := minibus.Open(ddir, append(small, minibus.WithFS(fs))...)
 			require.NoError(t, err)
 			q, err := ns.CreateQueue("q", &minibus.QueueProperties{LockDuration: 5 * time.Minute})
 			require.NoError(t, err)
 			acked, crashed := crashTraffic(t, ns, q, fs, int(seed))
 
-			ns, err = minibus.Open(ddir, minibus.WithFS(crashed))
+			ns, err = minibus.Open(ddir, append(small, minibus.WithFS(crashed))...)
 			require.NoError(t, err)
 			defer ns.Close()
 			q, err = ns.Queue("q")

@@ -13,10 +13,11 @@ import (
 
 // BenchmarkSendReceiveCompleteRatio measures send → receive → complete
 // through minibus's own API and through azsb, in the same run, on fresh
-// queues, with the workload of minibus's BenchmarkSendReceiveComplete: one
-// producer sends b.N messages of 1 KiB one by one, one consumer receives
-// them in batches of up to batch (peek-lock) and completes each. It reports
-// both throughputs and their ratio, azsb/minibus (target: at least 0.5).
+// queues, with the workload of minibus's BenchmarkSendReceiveComplete
+// (tests/bench): one producer sends b.N messages of 1 KiB one by one, one
+// consumer receives them in batches of up to batch (peek-lock) and
+// completes each. It reports both throughputs and their ratio,
+// azsb/minibus (target: at least 0.5).
 // The two run in alternating rounds, each on a fresh namespace, so that
 // neither gets the other's garbage or a quieter moment of the machine.
 //

@@ -66,6 +66,21 @@
 //	bench/durable.sh                  # the full set, 3 repetitions: about 8 minutes on 2 cores
 //	BENCH_QUICK=1 bench/durable.sh    # 1/100 of the time and counts: about 15 s
 //
+// # AMQP endpoint
+//
+// bench/amqp.sh measures the AMQP endpoint (package server, `minibus
+// serve`) from outside, over loopback, and rewrites the AMQP section of
+// RESULTS.md, which run.sh and durable.sh keep: the AMQP layer against the
+// Qpid Proton C example broker (built by the script from Debian's
+// packages into bench/results/, or skipped with the reason), both driven
+// by the same go-amqp program; memory per idle connection; azservicebus
+// end to end with the server's and the client's CPU per message; and the
+// start of `minibus serve` to /health 200. Package bench/wire and its
+// command bench/wire/cmd/wirebench say how.
+//
+//	bench/amqp.sh                   # the whole set, 3 repetitions: about 5 minutes on 2 cores
+//	BENCH_SMOKE=1 bench/amqp.sh     # each run once at its smallest: does the command work? (CI)
+//
 // # Profiles
 //
 // cmd/minibench -cpuprofile writes a CPU profile of its runs, and with

@@ -3,9 +3,11 @@ package minibustest_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
 	"github.com/minibus-go/minibus/minibustest"
 )
@@ -22,6 +24,45 @@ func ExampleNew() {
 		fmt.Println(q.Name(), "created at", q.RuntimeProperties().CreatedAt)
 	})
 	// Output: orders created at 2026-01-01 00:00:00 +0000 UTC
+}
+
+// NewWithClock puts a clock of the test's own between the namespace and
+// the mock, here one that counts the timers the namespace creates, while
+// Advance still moves the mock. No receive waits, so the namespace armed
+// no timer for the scheduled message: it activates when a call (Advance's
+// WaitIdle, here) finds its instant passed (SEMANTICS T3, T4).
+func ExampleNewWithClock() {
+	asTest(func(t testing.TB) {
+		ctx := context.Background()
+		var timers atomic.Int64
+		env := minibustest.NewWithClock(t, func(m *clock.Mock) clock.Clock {
+			return &timerCounter{Clock: m, n: &timers}
+		})
+		q, _ := env.Namespace().CreateQueue("reminders", nil)
+		_, _ = q.ScheduleMessages(ctx, []*minibus.Message{{Body: []byte("call back")}}, env.Namespace().Now().Add(time.Minute), nil)
+		env.Advance(time.Minute)
+		fmt.Println("now:", env.Namespace().Now())
+		fmt.Println("active:", q.RuntimeProperties().ActiveMessageCount, "timers:", timers.Load())
+	})
+	// Output:
+	// now: 2026-01-01 00:01:00 +0000 UTC
+	// active: 1 timers: 0
+}
+
+// timerCounter counts the timers created through it.
+type timerCounter struct {
+	clock.Clock
+	n *atomic.Int64
+}
+
+func (c *timerCounter) AfterFunc(d time.Duration, f func()) *clock.Timer {
+	c.n.Add(1)
+	return c.Clock.AfterFunc(d, f)
+}
+
+func (c *timerCounter) Timer(d time.Duration) *clock.Timer {
+	c.n.Add(1)
+	return c.Clock.Timer(d)
 }
 
 // The Env's namespace is an ordinary one: create entities, send, receive.

@@ -86,10 +86,24 @@ type fault struct {
 // mock, and Clock then returns the Env's mock all the same.
 func New(t testing.TB, opts ...minibus.Option) *Env {
 	t.Helper()
+	return NewWithClock(t, nil, opts...)
+}
+
+// NewWithClock is New with the namespace's clock wrapped: wrap is given the
+// Env's mock, set to Epoch, and returns the clock the namespace runs on,
+// one that counts or logs the timers the namespace asks the mock for, say.
+// Clock, Advance and WaitIdle work on the mock as with New. A nil wrap is
+// New.
+func NewWithClock(t testing.TB, wrap func(*clock.Mock) clock.Clock, opts ...minibus.Option) *Env {
+	t.Helper()
 	e := &Env{t: t, clock: clock.NewMock()}
 	e.clock.Set(Epoch)
+	var c clock.Clock = e.clock
+	if wrap != nil {
+		c = wrap(e.clock)
+	}
 	all := append([]minibus.Option{
-		minibus.WithClock(e.clock),
+		minibus.WithClock(c),
 		minibus.WithObserver(e.record),
 		minibus.WithFaultInjector(e.inject),
 	}, opts...)
@@ -97,6 +111,27 @@ func New(t testing.TB, opts ...minibus.Option) *Env {
 	t.Cleanup(func() { _ = e.ns.Close() })
 	return e
 }
+
+// Receiver is what a *minibus.Receiver and a *minibus.SessionReceiver have
+// in common: receiving, peeking and settling the messages of one sub-queue,
+// or of one session. A test helper that takes a Receiver serves both.
+type Receiver interface {
+	ReceiveMessages(ctx context.Context, maxMessages int, opts *minibus.ReceiveMessagesOptions) ([]*minibus.ReceivedMessage, error)
+	PeekMessages(ctx context.Context, maxMessages int, opts *minibus.PeekMessagesOptions) ([]*minibus.ReceivedMessage, error)
+	ReceiveDeferredMessages(ctx context.Context, seqs []int64, opts *minibus.ReceiveDeferredMessagesOptions) ([]*minibus.ReceivedMessage, error)
+	CompleteMessage(ctx context.Context, m *minibus.ReceivedMessage, opts *minibus.CompleteMessageOptions) error
+	AbandonMessage(ctx context.Context, m *minibus.ReceivedMessage, opts *minibus.AbandonMessageOptions) error
+	DeadLetterMessage(ctx context.Context, m *minibus.ReceivedMessage, opts *minibus.DeadLetterOptions) error
+	DeferMessage(ctx context.Context, m *minibus.ReceivedMessage, opts *minibus.DeferMessageOptions) error
+	RenewMessageLock(ctx context.Context, m *minibus.ReceivedMessage, opts *minibus.RenewMessageLockOptions) error
+	ReleaseMessage(ctx context.Context, m *minibus.ReceivedMessage, opts *minibus.ReleaseMessageOptions) error
+	Close(ctx context.Context) error
+}
+
+var (
+	_ Receiver = (*minibus.Receiver)(nil)
+	_ Receiver = (*minibus.SessionReceiver)(nil)
+)
 
 // Namespace returns the Env's namespace.
 func (e *Env) Namespace() *minibus.Namespace { return e.ns }

@@ -131,6 +131,33 @@ func TestNew_Options(t *testing.T) {
 	require.Equal(t, minibustest.Epoch, env.Clock().Now())
 }
 
+// NewWithClock: the namespace runs on the clock wrap returns, given the
+// Env's mock at the Epoch; Clock and Advance work on that mock; the journal
+// and the injector are installed as by New; a nil wrap is New.
+func TestNewWithClock(t *testing.T) {
+	var given *clock.Mock
+	var wrapped *timerCounter
+	env := minibustest.NewWithClock(t, func(m *clock.Mock) clock.Clock {
+		given = m
+		wrapped = &timerCounter{Clock: m, n: new(atomic.Int64)}
+		return wrapped
+	})
+	require.Same(t, given, env.Clock())
+	require.Same(t, clock.Clock(wrapped), env.Namespace().Clock())
+	require.Equal(t, minibustest.Epoch, env.Namespace().Now())
+	env.Advance(time.Minute)
+	require.Equal(t, minibustest.Epoch.Add(time.Minute), env.Namespace().Now())
+	q, err := env.Namespace().CreateQueue("q", nil)
+	require.NoError(t, err)
+	env.FailNext("q", minibus.OpSend, 1, errors.New("planned"))
+	require.Error(t, q.SendMessage(context.Background(), &minibus.Message{}, nil))
+	require.Len(t, env.EventsOf(minibus.EventEntityCreated), 1)
+
+	plain := minibustest.NewWithClock(t, nil)
+	require.Same(t, clock.Clock(plain.Clock()), plain.Namespace().Clock())
+	require.Equal(t, minibustest.Epoch, plain.Namespace().Now())
+}
+
 // Events is the journal so far, in order, as a copy.
 func TestEvents(t *testing.T) {
 	ctx := context.Background()

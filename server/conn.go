@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minibus-go/minibus/internal/amqp"
@@ -375,6 +376,16 @@ func (c *conn) onClose(b *amqp.Close) {
 		c.log.Debug("minibus server: the peer closed with an error", "condition", string(b.Error.Condition), "description", b.Error.Description)
 	}
 	c.closing = true
+	// Every link ends before the close is answered, so that a client that
+	// reconnects at once finds its sessions released (SS5).
+	c.mu.Lock()
+	for _, s := range c.sessions {
+		s.endLinksLocked()
+	}
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	c.wspace.Broadcast()
+	c.pumps.Wait()
 	c.sendClose(nil)
 }
 
@@ -454,15 +465,15 @@ func (c *conn) wakeLocked() {
 }
 
 // waitWriteSpace blocks while the write buffer is over its high-water
-// mark, so that a pump does not outrun a slow peer. It returns false once
-// the connection's writer is gone.
-func (c *conn) waitWriteSpace() bool {
+// mark, so that a pump does not outrun a slow peer, until halt is set. It
+// returns false once the connection's writer is gone or halt is set.
+func (c *conn) waitWriteSpace(halt *atomic.Bool) bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	for len(c.wbuf) > writeHighWater && !c.wdead && !c.wclose {
+	for len(c.wbuf) > writeHighWater && !c.wdead && !c.wclose && !halt.Load() {
 		c.wspace.Wait()
 	}
-	return !c.wdead
+	return !c.wdead && !halt.Load()
 }
 
 // writeLoop writes what the connection queued, and an empty frame when

@@ -149,7 +149,7 @@ func TestHTTPClockAdvanceRefused(t *testing.T) {
 
 // A scheduled message is due once an advance passes its time, and the
 // advance has returned by then: the next receive finds it (S1, W9).
-func TestHTTPAdvanceMakesScheduledMessageDue(t *testing.T) {
+func TestHTTPAdvanceMakesScheduledMessageDue_S1_W9(t *testing.T) {
 	env := minibustest.New(t)
 	ns := env.Namespace()
 	h := server.NewHTTPHandler(ns, env.Clock())
@@ -178,7 +178,7 @@ func TestHTTPAdvanceMakesScheduledMessageDue(t *testing.T) {
 
 // An advance returns once the namespace is idle: a processor has handled
 // the message the advance made due (W9).
-func TestHTTPAdvanceWaitsForProcessors(t *testing.T) {
+func TestHTTPAdvanceWaitsForProcessors_W9(t *testing.T) {
 	env := minibustest.New(t)
 	ns := env.Namespace()
 	h := server.NewHTTPHandler(ns, env.Clock())

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/minibus-go/minibus"
@@ -63,6 +63,8 @@ type outLink struct {
 
 	ctx    context.Context // the pump's; cancelled when the link stops
 	cancel context.CancelFunc
+	done   chan struct{}            // closed when the pump has returned and closed the receiver
+	halt   atomic.Bool              // stopped, for waits outside conn.mu
 	recv   receiver                 // set before the pump delivers
 	sess   *minibus.SessionReceiver // session links, once accepted
 	held   string                   // session links: the key in conn.held
@@ -144,6 +146,7 @@ func (s *session) attachOut(a *amqp.Attach) {
 		return
 	}
 	l.ctx, l.cancel = context.WithCancel(c.ctx)
+	l.done = make(chan struct{})
 	if withFilter {
 		l.kind = outSession
 		s.out[a.Handle] = l
@@ -256,6 +259,7 @@ func (l *outLink) flowLocked() *amqp.Flow {
 // stopLocked ends the link: its pump returns, no more frames are sent.
 func (l *outLink) stopLocked() {
 	l.stopped, l.detached = true, true
+	l.halt.Store(true)
 	l.replies = nil
 	if l.cancelRecv != nil {
 		l.cancelRecv()
@@ -272,6 +276,7 @@ func (l *outLink) stopLocked() {
 func (l *outLink) pump(filter any) {
 	c := l.s.c
 	defer c.pumps.Done()
+	defer close(l.done)
 	defer l.closeReceiver()
 	if l.kind == outSession && !l.acceptSession(filter) {
 		return
@@ -385,7 +390,7 @@ func (l *outLink) deliver(m *minibus.ReceivedMessage, scratch *[]byte) bool {
 		return false
 	}
 	*scratch = payload
-	if !c.waitWriteSpace() {
+	if !c.waitWriteSpace(&l.halt) {
 		return false
 	}
 	c.mu.Lock()
@@ -459,108 +464,6 @@ func (l *outLink) release(msgs []*minibus.ReceivedMessage) {
 	}
 }
 
-// settle applies the peer's outcome to a delivered message (W6) and
-// returns the outcome this side answers with: the same outcome type (a
-// bare Rejected for a dead-letter), or Rejected with the error that kept
-// it from taking effect (lock lost).
-func (l *outLink) settle(m *minibus.ReceivedMessage, state amqp.DeliveryState) amqp.DeliveryState {
-	ctx := l.s.c.ctx
-	var err error
-	var reply amqp.DeliveryState
-	switch st := state.(type) {
-	case *amqp.Accepted:
-		err, reply = l.recv.CompleteMessage(ctx, m, nil), st
-	case *amqp.Released:
-		err, reply = l.recv.ReleaseMessage(ctx, m, nil), st
-	case *amqp.Modified:
-		// delivery-failed changes nothing: abandoning counts the delivery
-		// already (W6).
-		var props map[string]any
-		if props, err = modifyProperties(st.MessageAnnotations); err == nil {
-			if st.UndeliverableHere {
-				err = l.recv.DeferMessage(ctx, m, &minibus.DeferMessageOptions{PropertiesToModify: props})
-			} else {
-				err = l.recv.AbandonMessage(ctx, m, &minibus.AbandonMessageOptions{PropertiesToModify: props})
-			}
-		}
-		reply = &amqp.Modified{DeliveryFailed: st.DeliveryFailed, UndeliverableHere: st.UndeliverableHere}
-	case *amqp.Rejected:
-		var o *minibus.DeadLetterOptions
-		if o, err = deadLetterOptions(st.Error); err == nil {
-			err = l.recv.DeadLetterMessage(ctx, m, o)
-		}
-		reply = &amqp.Rejected{}
-	}
-	if err != nil {
-		l.s.c.log.Debug("minibus server: settlement refused", "link", l.name, "sequence-number", m.SequenceNumber, "error", err)
-		return &amqp.Rejected{Error: linkError(err)}
-	}
-	return reply
-}
-
-// modifyProperties reads PropertiesToModify from a modified outcome's
-// message annotations (W6).
-func modifyProperties(m amqp.Map) (map[string]any, error) {
-	if len(m) == 0 {
-		return nil, nil
-	}
-	return appProperties(m)
-}
-
-// appProperties reads properties to modify from an outcome (W6).
-func appProperties(m amqp.Map) (map[string]any, error) {
-	p, err := propertiesFromAMQP(m, "property to modify")
-	if err != nil {
-		return nil, failf(minibus.ErrInvalidArgument, "settlement", "%v", err)
-	}
-	return p, nil
-}
-
-// deadLetterOptions reads a dead-letter outcome (W6): the reason and
-// description from the error's info, the rest of the info as
-// PropertiesToModify. A rejected outcome without com.microsoft:dead-letter
-// dead-letters with its condition as the reason.
-func deadLetterOptions(e *amqp.Error) (*minibus.DeadLetterOptions, error) {
-	o := &minibus.DeadLetterOptions{}
-	if e == nil {
-		return o, nil
-	}
-	if e.Condition != deadLetterCond {
-		o.Reason, o.ErrorDescription = string(e.Condition), e.Description
-	}
-	var rest amqp.Map
-	for _, kv := range e.Info {
-		k, _ := keyString(kv.Key)
-		switch k {
-		case "DeadLetterReason":
-			o.Reason, _ = kv.Value.(string)
-		case "DeadLetterErrorDescription":
-			o.ErrorDescription, _ = kv.Value.(string)
-		default:
-			rest = append(rest, kv)
-		}
-	}
-	if len(rest) > 0 {
-		props, err := appProperties(rest)
-		if err != nil {
-			return nil, err
-		}
-		o.PropertiesToModify = props
-	}
-	return o, nil
-}
-
-// keyString is a map key as a string, whether sent as a string or a symbol.
-func keyString(k any) (string, bool) {
-	switch k := k.(type) {
-	case string:
-		return k, true
-	case amqp.Symbol:
-		return string(k), true
-	}
-	return "", false
-}
-
 // fail detaches the link because its receive failed: the entity was
 // deleted, disabled, the session lock lost, the namespace closed.
 func (l *outLink) fail(err error) {
@@ -596,229 +499,4 @@ func (l *outLink) closeReceiver() {
 	if r != nil {
 		r.Close(context.Background())
 	}
-}
-
-// acceptSession accepts the session the filter names, or with a null value
-// the next one within com.microsoft:timeout, then answers the attach with
-// the session id in the form the peer sent it and the session's lock end
-// (W7). A session that cannot be had: a null source and a detach.
-func (l *outLink) acceptSession(filter any) bool {
-	c := l.s.c
-	id, described := filterSessionID(filter)
-	var sr *minibus.SessionReceiver
-	var err error
-	if id != noSessionFilterID {
-		sr, err = l.ent.acceptSession(l.ctx, id, minibus.ReceiveModePeekLock)
-	} else {
-		wait := acceptTimeout
-		if v, ok := l.attach.Properties.GetSymbol(string(timeoutProperty)); ok {
-			if ms, ok := toUint64(v); ok {
-				wait = time.Duration(ms) * time.Millisecond
-			}
-		}
-		ctx, cancel := context.WithTimeout(l.ctx, wait)
-		sr, err = l.ent.acceptNextSession(ctx, minibus.ReceiveModePeekLock)
-		cancel()
-		if err != nil && l.ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err = timeoutError{fmt.Sprintf("%s: no session was available within %v", l.ent, wait)}
-		}
-	}
-	if err != nil {
-		if l.ctx.Err() != nil {
-			return false
-		}
-		l.refuseSession(err)
-		return false
-	}
-	src := *l.attach.Source
-	src.Filter = withSessionID(src.Filter, sr.SessionID(), described)
-	ticks := ticksFromTime(sr.LockedUntil())
-	props := amqp.Map{{Key: lockedUntilUTC, Value: ticks}}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if l.stopped {
-		sr.Close(context.Background())
-		return false
-	}
-	l.recv, l.sess = sr, sr
-	l.held = heldKey(l.path, sr.SessionID())
-	c.held[l.held] = l
-	c.byName[l.name] = l
-	c.sendLocked(l.s.ch, l.attachReply(&src, props))
-	c.log.Debug("minibus server: session accepted", "link", l.name, "session", sr.SessionID())
-	return true
-}
-
-// refuseSession answers a session link's attach with a null source, then
-// detaches it with the error (W7).
-func (l *outLink) refuseSession(err error) {
-	c := l.s.c
-	e := linkError(err)
-	var te timeoutError
-	if errors.As(err, &te) {
-		e = &amqp.Error{Condition: "com.microsoft:timeout", Description: te.msg}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if l.stopped {
-		return
-	}
-	l.detached = true
-	c.sendLocked(l.s.ch, l.attachReply(nil, nil))
-	c.sendLocked(l.s.ch, &amqp.Detach{Handle: l.handle, Closed: true, Error: e})
-	c.log.Debug("minibus server: session not accepted", "link", l.name, "condition", string(e.Condition), "description", e.Description)
-}
-
-// timeoutError is an accept that found no session in time (W7).
-type timeoutError struct{ msg string }
-
-func (e timeoutError) Error() string { return e.msg }
-
-// filterSessionID reads a session filter's value: plain or described, a
-// string or null (W7).
-func filterSessionID(v any) (id string, described *amqp.Described) {
-	if d, ok := v.(*amqp.Described); ok {
-		described, v = d, d.Value
-	} else if d, ok := v.(amqp.Described); ok {
-		described, v = &d, d.Value
-	}
-	id, _ = v.(string)
-	return id, described
-}
-
-// withSessionID is the filter set echoed in the attach: the session filter
-// carries the accepted session id, plain or described as the peer sent it.
-func withSessionID(f amqp.Map, id string, described *amqp.Described) amqp.Map {
-	out := make(amqp.Map, 0, len(f))
-	for _, kv := range f {
-		if k, _ := keyString(kv.Key); k == string(sessionFilter) {
-			var v any = id
-			if described != nil {
-				v = &amqp.Described{Descriptor: described.Descriptor, Value: id}
-			}
-			kv.Value = v
-		}
-		out = append(out, kv)
-	}
-	return out
-}
-
-// heldKey names a held session on a connection: entity path and session
-// id, the path case-insensitively (V1).
-func heldKey(path, id string) string { return strings.ToLower(path) + "\x00" + id }
-
-func toUint64(v any) (uint64, bool) {
-	switch v := v.(type) {
-	case uint8:
-		return uint64(v), true
-	case uint16:
-		return uint64(v), true
-	case uint32:
-		return uint64(v), true
-	case uint64:
-		return v, true
-	case int8:
-		return uint64(max(v, 0)), true
-	case int16:
-		return uint64(max(v, 0)), true
-	case int32:
-		return uint64(max(v, 0)), true
-	case int64:
-		return uint64(max(v, 0)), true
-	}
-	return 0, false
-}
-
-// sendReply sends a $cbs or $management reply on this reply link (W3), or
-// keeps it until the peer gives credit and window. Reader goroutine only.
-func (l *outLink) sendReply(msg *amqp.Message) {
-	c := l.s.c
-	payload, err := msg.AppendBinary(nil)
-	if err != nil {
-		c.log.Error("minibus server: cannot encode a reply", "link", l.name, "error", err)
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if l.detached {
-		return
-	}
-	if len(l.replies) >= maxQueuedReplies {
-		c.log.Warn("minibus server: a reply dropped: the requester gives no credit", "link", l.name)
-		return
-	}
-	l.replies = append(l.replies, payload)
-	l.flushRepliesLocked()
-}
-
-// flushRepliesLocked sends the queued replies the link's credit and the
-// session's window allow, without waiting (the reader must not wait for
-// the window it alone can reopen).
-func (l *outLink) flushRepliesLocked() {
-	s, c := l.s, l.s.c
-	chunk := int(c.maxOut) - transferOverhead
-	for len(l.replies) > 0 && l.credit > 0 && !l.detached {
-		payload := l.replies[0]
-		frames := uint32((len(payload) + chunk - 1) / chunk)
-		if frames == 0 {
-			frames = 1
-		}
-		if s.remoteIncoming < frames {
-			return
-		}
-		l.replies = l.replies[1:]
-		id, format := s.nextDeliveryID, uint32(0)
-		s.nextDeliveryID++
-		l.credit--
-		l.deliveryCount++
-		settled := l.attach.SndSettleMode != amqp.SndUnsettled
-		var tag [8]byte
-		binary.BigEndian.PutUint32(tag[4:], id)
-		t := &amqp.Transfer{Handle: l.handle, DeliveryID: &id, DeliveryTag: tag[:], MessageFormat: &format, Settled: &settled}
-		for off := 0; ; {
-			n := min(len(payload)-off, chunk)
-			t.Payload, t.More = payload[off:off+n], off+n < len(payload)
-			c.sendLocked(s.ch, t)
-			s.nextOutgoingID++
-			s.remoteIncoming--
-			off += n
-			if !t.More {
-				break
-			}
-			t.DeliveryID, t.DeliveryTag, t.MessageFormat, t.Settled = nil, nil, nil, nil
-		}
-	}
-}
-
-// flushRepliesLocked sends what the session's reply links can send now.
-func (s *session) flushRepliesLocked() {
-	for _, l := range s.out {
-		if l.kind == outReply && len(l.replies) > 0 {
-			l.flushRepliesLocked()
-		}
-	}
-}
-
-// receiverOf gives the receiver behind the link named name on this
-// connection, for a $management request's associated-link-name (W8).
-func (c *conn) receiverOf(name string) (receiver, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	l := c.byName[name]
-	if l == nil || l.recv == nil {
-		return nil, false
-	}
-	return l.recv, true
-}
-
-// sessionOf gives the session receiver this connection holds for a
-// session of an entity (W8).
-func (c *conn) sessionOf(path, id string) (*minibus.SessionReceiver, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	l := c.held[heldKey(path, id)]
-	if l == nil || l.sess == nil {
-		return nil, false
-	}
-	return l.sess, true
 }

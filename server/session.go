@@ -121,12 +121,36 @@ func (s *session) onEnd(b *amqp.End) {
 	if b.Error != nil {
 		s.c.log.Debug("minibus server: the peer ended a session with an error", "channel", s.ch, "condition", string(b.Error.Condition), "description", b.Error.Description)
 	}
-	s.c.mu.Lock()
+	c := s.c
+	c.mu.Lock()
+	pumps := s.pumpsLocked()
 	s.endLinksLocked()
-	s.c.sendLocked(s.ch, &amqp.End{})
-	s.c.cond.Broadcast()
-	s.c.mu.Unlock()
-	delete(s.c.sessions, s.ch)
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	c.wspace.Broadcast()
+	waitPumps(pumps) // sessions released before the end is answered (SS5)
+	c.mu.Lock()
+	c.sendLocked(s.ch, &amqp.End{})
+	c.mu.Unlock()
+	delete(c.sessions, s.ch)
+}
+
+// pumpsLocked lists the done channels of the session's pumps.
+func (s *session) pumpsLocked() []chan struct{} {
+	var done []chan struct{}
+	for _, l := range s.out {
+		if l.done != nil {
+			done = append(done, l.done)
+		}
+	}
+	return done
+}
+
+// waitPumps waits until each pump has returned and closed its receiver.
+func waitPumps(done []chan struct{}) {
+	for _, d := range done {
+		<-d
+	}
 }
 
 // endLinksLocked stops every link of the session, without detach frames
@@ -315,11 +339,20 @@ func (s *session) onDetach(d *amqp.Detach) error {
 				delete(s.unsettled, id) // its lock stays until LockedUntil (W6)
 			}
 		}
-		if !answered {
-			c.sendLocked(s.ch, &amqp.Detach{Handle: d.Handle, Closed: d.Closed})
-		}
 		c.cond.Broadcast()
 		c.mu.Unlock()
+		c.wspace.Broadcast()
+		if l.done != nil {
+			// A session link's session is released before the detach is
+			// answered, so that the client can accept it again at once
+			// (SS5).
+			<-l.done
+		}
+		if !answered {
+			c.mu.Lock()
+			c.sendLocked(s.ch, &amqp.Detach{Handle: d.Handle, Closed: d.Closed})
+			c.mu.Unlock()
+		}
 		return nil
 	}
 	if s.refused[d.Handle] {

@@ -21,7 +21,7 @@ import (
 
 var (
 	churnSends  = flag.Int("churn.sends", 400, "messages a round of TestSnapshotUnderChurnLosesNoForward sends")
-	churnRounds = flag.Int("churn.rounds", 4, "rounds of TestSnapshotUnderChurnLosesNoForward (a soak: 2000)")
+	churnRounds = flag.Int("churn.rounds", 1, "rounds of TestSnapshotUnderChurnLosesNoForward (CI: 4; a soak: 2000)")
 )
 
 // TestSnapshotUnderChurnLosesNoForward: snapshots taken while messages are

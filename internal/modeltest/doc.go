@@ -53,10 +53,11 @@
 //
 // # Running
 //
-// The root's default run (`go test -race ./...`) runs TestModel with 200
+// The root's default run (`go test -race ./...`) runs TestModel with 50
 // checks of about 50 steps, which the root's model_test.go sets as its
 // rapid defaults; -rapid.checks and -rapid.steps, or RAPID_CHECKS and
-// RAPID_STEPS, still win. Long soaks, from the repository root:
+// RAPID_STEPS, still win. CI (.ci/run) runs it with 200 checks as well.
+// Long soaks, from the repository root:
 //
 //	go test -run 'TestModel$' -rapid.checks=20000 -rapid.steps=200 -timeout 2h .
 //	go test -run 'TestModel$' -rapid.seed=<seed> -rapid.v .   # replay a seed

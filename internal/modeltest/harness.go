@@ -19,6 +19,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
 	"github.com/minibus-go/minibus/internal/wal"
+	"github.com/minibus-go/minibus/minibustest"
 	"pgregory.net/rapid"
 )
 
@@ -34,18 +35,7 @@ type hEnt struct {
 }
 
 // recvAPI is what a Receiver and a SessionReceiver share.
-type recvAPI interface {
-	ReceiveMessages(context.Context, int, *minibus.ReceiveMessagesOptions) ([]*minibus.ReceivedMessage, error)
-	PeekMessages(context.Context, int, *minibus.PeekMessagesOptions) ([]*minibus.ReceivedMessage, error)
-	ReceiveDeferredMessages(context.Context, []int64, *minibus.ReceiveDeferredMessagesOptions) ([]*minibus.ReceivedMessage, error)
-	CompleteMessage(context.Context, *minibus.ReceivedMessage, *minibus.CompleteMessageOptions) error
-	AbandonMessage(context.Context, *minibus.ReceivedMessage, *minibus.AbandonMessageOptions) error
-	DeadLetterMessage(context.Context, *minibus.ReceivedMessage, *minibus.DeadLetterOptions) error
-	DeferMessage(context.Context, *minibus.ReceivedMessage, *minibus.DeferMessageOptions) error
-	RenewMessageLock(context.Context, *minibus.ReceivedMessage, *minibus.RenewMessageLockOptions) error
-	ReleaseMessage(context.Context, *minibus.ReceivedMessage, *minibus.ReleaseMessageOptions) error
-	Close(context.Context) error
-}
+type recvAPI = minibustest.Receiver
 
 // hRecv pairs a broker receiver, plain or of a session, with the model's.
 type hRecv struct {

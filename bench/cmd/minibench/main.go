@@ -15,8 +15,8 @@
 //	go run ./cmd/minibench -workload W3 -peers minibus -reps 1 -cpuprofile drain.prof -profile-phase drain
 //	go run ./cmd/minibench -workload W1 -peers minibus -reps 1 -trace w1.trace -profile-phase run
 //
-// -report rewrites RESULTS.md but keeps its durable section; -durable-report
-// rewrites that section only (appending it if missing).
+// -report rewrites RESULTS.md but keeps its durable and AMQP sections; -durable-report
+// rewrites the durable section only (appending it if missing).
 //
 // Environment (flags win): BENCH_QUICK=1 runs 1/100 of the full counts
 // (and durations); BENCH_SMOKE=1 sets -smoke, -check, one repetition, a
@@ -488,7 +488,7 @@ func writeJSON(path string, v any) error {
 }
 
 // writeReport writes md from the W*.json files in in, keeping the durable
-// section md has.
+// and AMQP sections md has.
 func writeReport(in, md, command, missing string) error {
 	files, err := readRunFiles(in, "W*.json")
 	if err != nil {
@@ -506,6 +506,9 @@ func writeReport(in, md, command, missing string) error {
 	out := b.String()
 	if section := bench.DurableSection(keep); section != "" {
 		out = bench.SpliceDurable(out, section)
+	}
+	if section := bench.AMQPSection(keep); section != "" {
+		out = bench.SpliceAMQP(out, section)
 	}
 	return writeFile(md, func(w io.Writer) error {
 		_, err := io.WriteString(w, out)

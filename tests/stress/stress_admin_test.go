@@ -1,4 +1,4 @@
-package minibus_test
+package stress
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
+	"github.com/minibus-go/minibus/minibustest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +41,7 @@ import (
 // (TestCopyKeepsEveryField, internal/store).
 func TestStressAdmin(t *testing.T) {
 	mock := clock.NewMock()
-	mock.Set(epoch)
+	mock.Set(minibustest.Epoch)
 	var obs adminObserver
 	ns := minibus.NewNamespace(minibus.WithClock(mock), minibus.WithObserver(obs.observe))
 	defer func() { require.NoError(t, ns.Close()) }()
@@ -55,7 +56,7 @@ func TestStressAdmin(t *testing.T) {
 // and counts.
 func TestStressAdminDurable(t *testing.T) {
 	mock := clock.NewMock()
-	mock.Set(epoch)
+	mock.Set(minibustest.Epoch)
 	dir := t.TempDir()
 	var obs adminObserver
 	ns, err := minibus.Open(dir, minibus.WithClock(mock), minibus.WithSync(minibus.SyncNone), minibus.WithObserver(obs.observe))

@@ -217,3 +217,38 @@ func TestA3_T3_OwnDeadlinesBeforeIdleDeletionOnAForward(t *testing.T) {
 		})
 	}
 }
+
+// A4: a queue or subscription that forwards is never idle.
+func TestA4_ForwardingSourceNeverIdle(t *testing.T) {
+	e := newEnv(t)
+	e.queue("dest", nil)
+	e.queue("src", &minibus.QueueProperties{ForwardTo: "dest", AutoDeleteOnIdle: 5 * time.Minute})
+	idle := e.queue("idle", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
+	e.mock.Add(time.Hour)
+	require.Equal(t, []string{"dest", "src"}, e.ns.Queues())
+	_ = idle
+}
+
+// A4 for subscriptions, and its end: a subscription that forwards is never
+// idle, beside one that is deleted at its idle deadline; a queue whose
+// ForwardTo is removed is idle AutoDeleteOnIdle after that update, not
+// before.
+func TestA4_ForwardingSubscriptionAndUpdate(t *testing.T) {
+	e := newEnv(t)
+	e.queue("dest", nil)
+	top := e.topic("t", nil)
+	e.subscription(top, "fwd", &minibus.SubscriptionProperties{ForwardTo: "dest", AutoDeleteOnIdle: 5 * time.Minute})
+	e.subscription(top, "idle", &minibus.SubscriptionProperties{AutoDeleteOnIdle: 5 * time.Minute})
+	e.queue("src", &minibus.QueueProperties{ForwardTo: "dest", AutoDeleteOnIdle: 5 * time.Minute})
+	e.advanceTo(5 * time.Minute)
+	require.Equal(t, []string{"fwd"}, top.Subscriptions())
+	e.advanceTo(time.Hour)
+	require.Equal(t, []string{"fwd"}, top.Subscriptions())
+	require.Equal(t, []string{"dest", "src"}, e.ns.Queues())
+	_, err := e.ns.UpdateQueue("src", minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
+	require.NoError(t, err)
+	e.advanceTo(time.Hour + 5*time.Minute - 1)
+	require.Equal(t, []string{"dest", "src"}, e.ns.Queues())
+	e.advanceTo(time.Hour + 5*time.Minute)
+	require.Equal(t, []string{"dest"}, e.ns.Queues())
+}

@@ -7,10 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -198,40 +196,6 @@ func TestD4_ForwardDeadLetters(t *testing.T) {
 	require.Equal(t, []string{"q", "q", "t/Subscriptions/s"}, []string{got[0].DeadLetterSource, got[1].DeadLetterSource, got[2].DeadLetterSource})
 	require.Equal(t, []string{"bad", "MaxDeliveryCountExceeded", "TTLExpiredException"},
 		[]string{got[0].DeadLetterReason, got[1].DeadLetterReason, got[2].DeadLetterReason})
-}
-
-// A4: a queue or subscription that forwards is never idle.
-func TestA4_ForwardingSourceNeverIdle(t *testing.T) {
-	e := newEnv(t)
-	e.queue("dest", nil)
-	e.queue("src", &minibus.QueueProperties{ForwardTo: "dest", AutoDeleteOnIdle: 5 * time.Minute})
-	idle := e.queue("idle", &minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
-	e.mock.Add(time.Hour)
-	require.Equal(t, []string{"dest", "src"}, e.ns.Queues())
-	_ = idle
-}
-
-// T3 across entities: a forwarded message's deadline in its destination
-// comes before the source's next event when it is earlier. Here the first
-// message fills the destination until it expires at +2m30s; the second
-// arrives at +2m45s and fits only if the expiry happened first, although
-// the source's two activations could be processed in one visit.
-func TestT3_TimeOrderAcrossEntities(t *testing.T) {
-	e := newEnv(t)
-	dest := e.queue("dest", &minibus.QueueProperties{MaxSizeInMegabytes: 1, MaxMessageSizeInKilobytes: 1024})
-	src := e.queue("src", &minibus.QueueProperties{ForwardTo: "dest", MaxMessageSizeInKilobytes: 1024})
-	big := func(ttl time.Duration) *minibus.Message {
-		return &minibus.Message{Body: make([]byte, 700<<10), TimeToLive: ttl}
-	}
-	_, err := src.ScheduleMessages(e.ctx, []*minibus.Message{big(30 * time.Second)}, at(2*time.Minute), nil)
-	require.NoError(t, err)
-	_, err = src.ScheduleMessages(e.ctx, []*minibus.Message{big(0)}, at(2*time.Minute+45*time.Second), nil)
-	require.NoError(t, err)
-	e.mock.Add(5 * time.Minute) // one jump over all four events
-	require.Zero(t, src.RuntimeProperties().TransferDeadLetterMessageCount, "the second fit: the first had expired")
-	require.EqualValues(t, 1, dest.RuntimeProperties().ActiveMessageCount)
-	m := e.receive(e.receiver(dest, nil), 1)[0]
-	require.True(t, m.EnqueuedTime.Equal(at(2*time.Minute+45*time.Second)))
 }
 
 // F2: setting ForwardTo on a queue moves the messages already available.
@@ -560,30 +524,6 @@ func TestD4_FilterFailureForwarded(t *testing.T) {
 	require.Equal(t, "t/Subscriptions/s", d.DeadLetterSource)
 }
 
-// A4 for subscriptions, and its end: a subscription that forwards is never
-// idle, beside one that is deleted at its idle deadline; a queue whose
-// ForwardTo is removed is idle AutoDeleteOnIdle after that update, not
-// before.
-func TestA4_ForwardingSubscriptionAndUpdate(t *testing.T) {
-	e := newEnv(t)
-	e.queue("dest", nil)
-	top := e.topic("t", nil)
-	e.subscription(top, "fwd", &minibus.SubscriptionProperties{ForwardTo: "dest", AutoDeleteOnIdle: 5 * time.Minute})
-	e.subscription(top, "idle", &minibus.SubscriptionProperties{AutoDeleteOnIdle: 5 * time.Minute})
-	e.queue("src", &minibus.QueueProperties{ForwardTo: "dest", AutoDeleteOnIdle: 5 * time.Minute})
-	e.advanceTo(5 * time.Minute)
-	require.Equal(t, []string{"fwd"}, top.Subscriptions())
-	e.advanceTo(time.Hour)
-	require.Equal(t, []string{"fwd"}, top.Subscriptions())
-	require.Equal(t, []string{"dest", "src"}, e.ns.Queues())
-	_, err := e.ns.UpdateQueue("src", minibus.QueueProperties{AutoDeleteOnIdle: 5 * time.Minute})
-	require.NoError(t, err)
-	e.advanceTo(time.Hour + 5*time.Minute - 1)
-	require.Equal(t, []string{"dest", "src"}, e.ns.Queues())
-	e.advanceTo(time.Hour + 5*time.Minute)
-	require.Equal(t, []string{"dest"}, e.ns.Queues())
-}
-
 // A send to a forwarding queue returns once its message is in the
 // destination (F2), also when sends on other forwarding queues run at once
 // and another call's flush took it on its way.
@@ -692,74 +632,4 @@ func TestF2_UpdateStartsForwardingBesidePeeks(t *testing.T) {
 	}
 	require.EqualValues(t, rounds, dest.RuntimeProperties().ActiveMessageCount)
 	require.Zero(t, q.RuntimeProperties().ActiveMessageCount)
-}
-
-// T5, F2: a receiver blocked on a destination wakes, at the instant, for a
-// message that a forwarding source scheduled after the receiver blocked
-// (issue 42): the source's new deadline arms the namespace's timer though
-// nobody receives from the source. The source is a queue, or a topic
-// whose subscription forwards. In a synctest bubble, so that "blocked"
-// and "woken" are exact.
-func TestT5_F2_WakesForAForwardScheduledAfterItBlocked(t *testing.T) {
-	for _, source := range []string{"queue", "subscription"} {
-		t.Run(source, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				ctx := context.Background()
-				mock := clock.NewMock()
-				mock.Set(epoch)
-				ns := minibus.NewNamespace(minibus.WithClock(mock))
-				defer ns.Close()
-				dest, err := ns.CreateQueue("dest", nil)
-				require.NoError(t, err)
-				var schedule func() error
-				if source == "queue" {
-					src, err := ns.CreateQueue("src", &minibus.QueueProperties{ForwardTo: "dest"})
-					require.NoError(t, err)
-					schedule = func() error {
-						_, err := src.ScheduleMessages(ctx, []*minibus.Message{{MessageID: "m"}}, at(time.Minute), nil)
-						return err
-					}
-				} else {
-					top, err := ns.CreateTopic("t", nil)
-					require.NoError(t, err)
-					_, err = top.CreateSubscription("s", &minibus.SubscriptionProperties{ForwardTo: "dest"})
-					require.NoError(t, err)
-					schedule = func() error {
-						_, err := top.ScheduleMessages(ctx, []*minibus.Message{{MessageID: "m"}}, at(time.Minute), nil)
-						return err
-					}
-				}
-				r, err := dest.NewReceiver(nil)
-				require.NoError(t, err)
-				defer r.Close(ctx)
-				type result struct {
-					msgs []*minibus.ReceivedMessage
-					err  error
-				}
-				got := make(chan result, 1)
-				go func() {
-					msgs, err := r.ReceiveMessages(ctx, 1, nil)
-					got <- result{msgs, err}
-				}()
-				synctest.Wait() // blocked
-				require.NoError(t, schedule())
-				synctest.Wait()
-				require.Empty(t, got, "nothing yet")
-				mock.Add(time.Minute - 1)
-				synctest.Wait()
-				require.Empty(t, got, "1ns early")
-				mock.Add(1)
-				synctest.Wait()
-				select {
-				case res := <-got:
-					require.NoError(t, res.err)
-					require.Len(t, res.msgs, 1)
-					require.Equal(t, "m", res.msgs[0].MessageID)
-					require.True(t, res.msgs[0].EnqueuedTime.Equal(at(time.Minute)), "forwarded at its activation (F2, Q3)")
-				default:
-					t.Fatal("the blocked receiver did not wake for the forwarded activation")
-				}
-			})
-		})
-	}
 }

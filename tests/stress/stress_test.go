@@ -1,4 +1,4 @@
-package minibus_test
+package stress
 
 // TestStress (T2): many goroutines send, receive in both modes, settle
 // (complete, abandon, defer and fetch, dead-letter, drop the lock) and one
@@ -37,6 +37,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
+	"github.com/minibus-go/minibus/minibustest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -117,7 +118,7 @@ func stress(t *testing.T, faults bool) {
 	}
 	t.Logf("seed %d (replay the choices with -stress.seed=%d)", seed, seed)
 	mock := clock.NewMock()
-	mock.Set(epoch)
+	mock.Set(minibustest.Epoch)
 	// injected reports whether err is the injector's; faulting turns it on.
 	var faulting atomic.Bool
 	var faultsInjected atomic.Int64

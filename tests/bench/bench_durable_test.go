@@ -1,4 +1,4 @@
-package minibus_test
+package bench
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package minibus_test
+package bench
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus"
+	"github.com/minibus-go/minibus/minibustest"
 )
 
 // Benchmarks of the processor, WaitIdle and the observer. Run them with
@@ -119,7 +120,7 @@ func BenchmarkWaitIdle(b *testing.B) {
 	for _, procs := range []int{0, 1000} {
 		b.Run("entities=1000/processors="+strconv.Itoa(procs), func(b *testing.B) {
 			mock := clock.NewMock()
-			mock.Set(epoch)
+			mock.Set(minibustest.Epoch)
 			ns := minibus.NewNamespace(minibus.WithClock(mock))
 			defer ns.Close()
 			ctx, cancel := context.WithCancel(context.Background())
@@ -132,7 +133,7 @@ func BenchmarkWaitIdle(b *testing.B) {
 					b.Fatal(err)
 				}
 				// A message far in the future gives each queue a deadline.
-				if _, err := q.ScheduleMessages(ctx, []*minibus.Message{{}}, epoch.Add(time.Hour), nil); err != nil {
+				if _, err := q.ScheduleMessages(ctx, []*minibus.Message{{}}, minibustest.Epoch.Add(time.Hour), nil); err != nil {
 					b.Fatal(err)
 				}
 				if i < procs {

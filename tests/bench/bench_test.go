@@ -1,4 +1,4 @@
-package minibus_test
+package bench
 
 import (
 	"context"
@@ -12,11 +12,8 @@ import (
 	"github.com/minibus-go/minibus"
 )
 
-// Benchmarks of the hot paths. Run them with
-//
-//	go test -run '^$' -bench . -benchmem
-//
-// and compare runs with benchstat. Throughput figures are reported as
+// Benchmarks of the hot paths (see the package doc for the command).
+// Throughput figures are reported as
 // msgs/s; the channel benchmarks carry the same messages through a buffered
 // channel, the floor to compare against in the same run.
 

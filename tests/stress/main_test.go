@@ -1,0 +1,12 @@
+package stress
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package if any test leaves a goroutine behind.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
