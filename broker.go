@@ -14,7 +14,7 @@ import (
 // goroutines.
 type Namespace struct {
 	b   *engine.Broker
-	log *wal.Log // a durable namespace's log (store.go); nil for NewNamespace
+	log *wal.Log // a durable namespace's log (open.go); nil for NewNamespace
 }
 
 // NewNamespace returns a new, empty namespace. By default it runs on the

@@ -18,7 +18,7 @@ type options struct {
 	logger    *slog.Logger
 	observers []func(Event)
 	injectors []func(Operation, string) error
-	store     storeOptions // Open's (store.go)
+	store     storeOptions // Open's (open.go)
 }
 
 func defaultOptions() options {
