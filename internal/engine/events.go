@@ -8,8 +8,9 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
-// EventKind says what happened; its values are those of the public
-// EventKind.
+// EventKind says what happened. The root package's TestEnumsMirror
+// (enums_internal_test.go) holds the public EventKind, which converts to it,
+// to its values and names.
 type EventKind uint8
 
 const (
@@ -29,6 +30,8 @@ const (
 	EventCanceled
 	EventRemoved
 	EventReleased
+	// NumEventKinds counts the kinds.
+	NumEventKinds
 )
 
 // Event is one thing that happened in the broker, at instant At.
