@@ -83,7 +83,7 @@ func (k EventKind) String() string {
 	if k < EventSent || k > EventReleased {
 		return "EventKind(" + strconv.Itoa(int(k)) + ")"
 	}
-	return engine.EventKind(k).String()
+	return engine.EventKind(k).String() // the same values (TestEnumsMirror)
 }
 
 // WithObserver adds f, which is called with every broker event: in order
@@ -196,7 +196,8 @@ func observerCall(f func(Event), loc *time.Location, log *slog.Logger) func(*eng
 }
 
 // faults adapts the options' fault injectors to the engine, which asks
-// them all in turn.
+// them all in turn. The engine's Operation converts to the public one as it
+// is (TestEnumsMirror).
 func (o *options) faults() []func(engine.Operation, string) error {
 	fs := make([]func(engine.Operation, string) error, len(o.injectors))
 	for i, f := range o.injectors {

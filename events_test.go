@@ -774,35 +774,3 @@ func TestEvents_DebugLog(t *testing.T) {
 	require.NotContains(t, run(slog.LevelInfo), "minibus: event")
 	require.NotContains(t, run(slog.LevelInfo, minibus.WithObserver(func(minibus.Event) {})), "minibus: event")
 }
-
-// EventKind and Operation have distinct, non-empty String values.
-func TestEventKindAndOperationStrings(t *testing.T) {
-	names := map[string]bool{}
-	for k := minibus.EventSent; k <= minibus.EventReleased; k++ {
-		s := k.String()
-		require.NotEmpty(t, s)
-		require.NotContains(t, s, "EventKind(", "kind %d has no name", int(k))
-		require.False(t, names[s], "%q twice", s)
-		names[s] = true
-	}
-	require.Len(t, names, 16)
-	require.Equal(t, "Sent", minibus.EventSent.String())
-	require.Equal(t, "EntityDeleted", minibus.EventEntityDeleted.String())
-	require.Equal(t, "Released", minibus.EventReleased.String())
-	require.Equal(t, "EventKind(16)", minibus.EventKind(16).String())
-	require.Equal(t, "EventKind(-1)", minibus.EventKind(-1).String())
-
-	names = map[string]bool{}
-	for op := minibus.OpSend; op <= minibus.OpRelease; op++ {
-		s := op.String()
-		require.NotEmpty(t, s)
-		require.False(t, strings.HasPrefix(s, "Operation("), "operation %d has no name", int(op))
-		require.False(t, names[s], "%q twice", s)
-		names[s] = true
-	}
-	require.Len(t, names, 12)
-	require.Equal(t, "Receive", minibus.OpReceive.String())
-	require.Equal(t, "Release", minibus.OpRelease.String())
-	require.Equal(t, "Operation(12)", minibus.Operation(12).String())
-	require.Equal(t, "Operation(-1)", minibus.Operation(-1).String())
-}

@@ -311,6 +311,8 @@ func fill(b *engine.Broker, rm *ReceivedMessage, s *store.Snapshot, how obtained
 	}
 }
 
+// messageState maps the store's state of a message to the one it shows
+// (TestEnumsMirror).
 func messageState(s store.State) MessageState {
 	switch s {
 	case store.Deferred:

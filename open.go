@@ -123,6 +123,7 @@ func Open(dir string, opts ...Option) (*Namespace, error) {
 	if s.interval == 0 {
 		s.interval = DefaultSyncInterval
 	}
+	// SyncMode converts to the log's as it is (TestEnumsMirror).
 	log, rec, err := wal.Open(dir, wal.Options{FS: s.fs, Sync: wal.SyncMode(s.sync), Interval: s.interval, SegmentSize: s.segment, MaxRecordSize: s.maxRecord})
 	var dirErr *wal.DirError
 	switch {

@@ -101,7 +101,7 @@ func (s SubQueue) String() string {
 	return "SubQueue(" + strconv.Itoa(int(s)) + ")"
 }
 
-// subQueueOf maps an engine queue back.
+// subQueueOf maps an engine queue back (TestEnumsMirror).
 func subQueueOf(q store.Queue) SubQueue {
 	switch q {
 	case store.DeadLetterQueue:

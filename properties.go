@@ -147,7 +147,7 @@ func (s EntityStatus) String() string {
 	if s < EntityStatusActive || s > EntityStatusReceiveDisabled {
 		return "EntityStatus(" + strconv.Itoa(int(s)) + ")"
 	}
-	return engine.Status(s).String()
+	return engine.Status(s).String() // the same values (TestEnumsMirror)
 }
 
 // The conversions between the public properties and the engine's Config:

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"runtime"
+	"strconv"
 
 	"github.com/minibus-go/minibus/internal/errs"
 )
@@ -212,8 +213,9 @@ func (c *call) exit(err *error) {
 	c.waited.done()
 }
 
-// Operation is a call a fault injector can fail; its values are those of
-// the public Operation.
+// Operation is a call a fault injector can fail. The root package's
+// TestEnumsMirror (enums_internal_test.go) holds the public Operation, which
+// converts from it, to its values and names.
 type Operation uint8
 
 const (
@@ -229,7 +231,18 @@ const (
 	OpRenewLock
 	OpAcceptSession
 	OpRelease
+	// NumOperations counts the operations.
+	NumOperations
 )
+
+func (op Operation) String() string {
+	names := [...]string{"Send", "Schedule", "CancelScheduled", "Receive", "Peek", "Complete", "Abandon",
+		"DeadLetter", "Defer", "RenewLock", "AcceptSession", "Release"}
+	if int(op) < len(names) {
+		return names[op]
+	}
+	return "Operation(" + strconv.Itoa(int(op)) + ")"
+}
 
 // inject asks every fault injector, in order, whether op on e fails: all
 // are asked, and the first error wins. A panicking injector fails the call

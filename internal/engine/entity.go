@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,8 +30,9 @@ func (k Kind) String() string {
 	return "subscription"
 }
 
-// Status says which operations an entity accepts (SEMANTICS V5). Its
-// values are those of the public EntityStatus.
+// Status says which operations an entity accepts (SEMANTICS V5). The root
+// package's TestEnumsMirror (enums_internal_test.go) holds the public
+// EntityStatus, which converts to and from it, to its values and names.
 type Status int
 
 const (
@@ -38,18 +40,16 @@ const (
 	StatusDisabled
 	StatusSendDisabled
 	StatusReceiveDisabled
+	// NumStatuses counts the statuses.
+	NumStatuses
 )
 
 func (s Status) String() string {
-	switch s {
-	case StatusActive:
-		return "Active"
-	case StatusDisabled:
-		return "Disabled"
-	case StatusSendDisabled:
-		return "SendDisabled"
+	names := [...]string{"Active", "Disabled", "SendDisabled", "ReceiveDisabled"}
+	if s >= 0 && int(s) < len(names) {
+		return names[s]
 	}
-	return "ReceiveDisabled"
+	return "Status(" + strconv.Itoa(int(s)) + ")"
 }
 
 func (s Status) canSend() bool    { return s == StatusActive || s == StatusReceiveDisabled }

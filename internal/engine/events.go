@@ -8,8 +8,9 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
-// EventKind says what happened; its values are those of the public
-// EventKind.
+// EventKind says what happened. The root package's TestEnumsMirror
+// (enums_internal_test.go) holds the public EventKind, which converts to it,
+// to its values and names.
 type EventKind uint8
 
 const (
@@ -29,6 +30,8 @@ const (
 	EventCanceled
 	EventRemoved
 	EventReleased
+	// NumEventKinds counts the kinds.
+	NumEventKinds
 )
 
 // Event is one thing that happened in the broker, at instant At.
@@ -118,8 +121,12 @@ type events struct {
 	// ended is broadcast, on mu, when a batch ends while a call waits.
 	ended sync.Cond
 	// lanes are the entities' lanes by lower-case path; nil when events are
-	// not wanted.
+	// not wanted. A lane whose entity is deleted leaves it once its last
+	// event is observed (releaseLocked), and waits in free, by number, to
+	// serve another path: a namespace that makes and deletes entities
+	// without end keeps as many lanes as it has entities.
 	lanes  map[string]*lane
+	free   []int32
 	shared *lane
 }
 
@@ -127,9 +134,8 @@ type events struct {
 // at a time, in order. Its events are in the ring q, at positions that
 // count up without end (a position's slot is q[pos&(len(q)-1)]): the batch
 // at [head, mid), the events waiting after it at [mid, tail). A slot keeps
-// its strings until it is written again; a ring longer than 64, or one whose
-// last event is EventEntityDeleted, goes once empty. Guarded by events.mu,
-// except at.
+// its strings until it is written again; a ring longer than 64 goes once
+// empty. Guarded by events.mu, except at.
 type lane struct {
 	// The first cache line holds all that another goroutine's settledLocked
 	// reads of the lane.
@@ -147,10 +153,15 @@ type lane struct {
 	q       []queued
 	busy    bool
 	stalled bool // in events.stalled
-	id      int32
+	// gone says the lane's entity is deleted (EventEntityDeleted pushed)
+	// and no entity has taken the lane since: once its events are
+	// observed, it is released.
+	gone bool
+	id   int32
+	key  string // the path's, in events.lanes
 	// Lanes are made one after the other: 128 bytes, a lane shares no
 	// cache line with another, which another goroutine may be writing.
-	_ [32]byte
+	_ [16]byte
 }
 
 // readyLane is a ready lane in the heap: its number, and the ticket of its
@@ -175,8 +186,10 @@ func (ev *events) init(on bool, observe func(*Event)) {
 	}
 }
 
-// laneOf returns the lane of the entity at path; nil when events are not
-// wanted.
+// laneOf returns the lane of the entity at path, made there; nil when
+// events are not wanted. The lane of an entity deleted there whose events
+// are not all observed yet serves the new one, after them: the events of a
+// path stay in order.
 func (ev *events) laneOf(path string) *lane {
 	if ev.lanes == nil {
 		return nil
@@ -187,16 +200,36 @@ func (ev *events) laneOf(path string) *lane {
 	l := ev.lanes[key]
 	if l == nil {
 		l = ev.newLaneLocked()
+		l.key = key
 		ev.lanes[key] = l
 	}
+	l.gone = false
 	return l
 }
 
+// newLaneLocked returns a lane released before, or a new one.
 func (ev *events) newLaneLocked() *lane {
+	if n := len(ev.free); n > 0 {
+		l := ev.all[ev.free[n-1]]
+		ev.free = ev.free[:n-1]
+		return l
+	}
 	l := &lane{id: int32(len(ev.all))}
 	ev.all = append(ev.all, l)
 	ev.slots = append(ev.slots, -1)
 	return l
+}
+
+// releaseLocked releases l, gone, free and with every event observed: its
+// path no longer has it. It keeps its number, and stays a valid lane: an
+// event of its deleted entity that comes later (none should) is still
+// observed, in the order of the lane's next path.
+func (ev *events) releaseLocked(l *lane) {
+	if ev.lanes[l.key] == l {
+		delete(ev.lanes, l.key)
+	}
+	l.gone, l.key, l.q = false, "", nil
+	ev.free = append(ev.free, l.id)
 }
 
 // mark returns the ticket of the last event pushed: a call that begins
@@ -222,6 +255,9 @@ func (ev *events) push(l *lane, kind EventKind, at int64, path string, q store.Q
 		kind, at, path, q, seq, id, deliveries, reason
 	l.tail++
 	ev.open++
+	if kind == EventEntityDeleted && l != ev.shared {
+		l.gone = true // released once this event is observed
+	}
 	if l.tail-l.mid == 1 {
 		l.next = x.ticket
 		if l.busy {
@@ -287,9 +323,11 @@ func (b *Broker) deliverEvents(since uint64) {
 			// Once this batch is observed, is there anything left to wait
 			// for? Then this call is done without taking mu again, unless
 			// a call waits for the batch.
-			done := ev.settledLocked(since, until, l)
+			// The batch of a deleted entity's lane is finished at once,
+			// to release the lane: no push to it will.
+			done, gone := ev.settledLocked(since, until, l), l.gone
 			b.handOver(l)
-			if done && ev.waiters.Load() == 0 {
+			if done && !gone && ev.waiters.Load() == 0 {
 				return
 			}
 			ev.mu.Lock()
@@ -465,8 +503,10 @@ func (ev *events) freeLocked(l *lane) {
 	switch {
 	case l.tail > l.mid:
 		ev.readyLocked(l)
-	case len(l.q) > 64 || l.q[(l.mid-1)&uint64(len(l.q)-1)].Kind == EventEntityDeleted:
-		l.q = nil // a long ring, or a deleted entity's, now empty, holds no strings
+	case l.gone:
+		ev.releaseLocked(l) // every event of the deleted entity is observed
+	case len(l.q) > 64:
+		l.q = nil // a long ring, now empty, holds no strings
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/minibus-go/minibus/internal/store"
@@ -264,8 +265,8 @@ func TestEventsConcurrentLanes(t *testing.T) {
 }
 
 // Lanes whose last batch is over do not pile up as busy, however many
-// entities had one event and fell quiet, and the ring of a deleted entity's
-// lane goes once its events have been observed.
+// entities had one event and fell quiet, and a deleted entity's lane, with
+// its ring, goes once its events have been observed.
 func TestEventsQuietLanesDoNotPileUp(t *testing.T) {
 	o := &eventLog{}
 	b := eventBroker(t, o)
@@ -284,13 +285,150 @@ func TestEventsQuietLanesDoNotPileUp(t *testing.T) {
 	q, err := b.Create(KindQueue, "gone", Config{MaxSizeMB: 1, MaxMessageKB: 64})
 	require.NoError(t, err)
 	require.NoError(t, b.Delete(KindQueue, "gone"))
-	for i := range maxLingering + 1 { // other lanes' batches end meanwhile
-		since := b.events.mark()
-		pushTo(b, "other"+strconv.Itoa(i), 1)
-		b.deliverEvents(since)
-	}
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
 	require.False(t, q.lane.busy)
 	require.Nil(t, q.lane.q, "the deleted entity's ring")
+	require.NotContains(t, ev.lanes, "gone")
+	require.Contains(t, ev.free, q.lane.id)
+}
+
+// liveLanes counts the lanes in use: made and not released.
+func liveLanes(b *Broker) (live, paths int) {
+	ev := &b.events
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return len(ev.all) - len(ev.free), len(ev.lanes)
+}
+
+// kindLog is an observer that records each event as path:kind.
+type kindLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (o *kindLog) observe(x *Event) {
+	o.mu.Lock()
+	o.seen = append(o.seen, x.Entity+":"+x.Kind.String())
+	o.mu.Unlock()
+}
+
+// The lane of a deleted entity is released once its events are observed:
+// queues deleted explicitly or on idle (SEMANTICS A3), topics with their
+// subscriptions (A5), subscriptions alone. A namespace that makes and
+// deletes entities without end keeps as many lanes as it has entities, and
+// its observer sees every event of theirs, in order per path.
+func TestEventsLanesOfDeletedEntitiesAreReleased(t *testing.T) {
+	o := &kindLog{}
+	mock := clock.NewMock()
+	mock.Set(epoch)
+	b := New(Options{Clock: mock, Logger: slog.New(slog.DiscardHandler), Observer: o.observe})
+	defer b.Close()
+	c := Config{LockDuration: time.Minute, MaxDeliveryCount: 3, MaxSizeMB: 1, MaxMessageKB: 64}
+	idle := c
+	idle.AutoDeleteOnIdle = 5 * time.Minute
+	rule, err := CompileRule(RuleSpec{Name: "$Default", Filter: FilterTrue})
+	require.NoError(t, err)
+	keep, err := b.Create(KindTopic, "keep", c) // its lane stays
+	require.NoError(t, err)
+	live0, paths0 := liveLanes(b)
+
+	const n, idleRound = 10_000, 200
+	o.mu.Lock()
+	want := len(o.seen) // events
+	o.mu.Unlock()
+	for i := range n {
+		name := "tmp" + strconv.Itoa(i)
+		switch i % 4 {
+		case 0: // a queue, deleted
+			_, err := b.Create(KindQueue, name, c)
+			require.NoError(t, err)
+			require.NoError(t, b.Delete(KindQueue, name))
+			want += 2
+		case 1: // a queue, deleted on idle, with the others of its round
+			_, err := b.Create(KindQueue, name, idle)
+			require.NoError(t, err)
+			want += 2
+		case 2: // a topic and its subscriptions, deleted together
+			top, err := b.Create(KindTopic, name, c)
+			require.NoError(t, err)
+			for _, sub := range []string{"a", "b"} {
+				_, err := top.CreateSubscription(sub, c, []*Rule{rule})
+				require.NoError(t, err)
+			}
+			require.NoError(t, b.Delete(KindTopic, name))
+			want += 6
+		case 3: // a subscription, deleted; then a queue, under a name used before
+			_, err := keep.CreateSubscription(name, c, []*Rule{rule})
+			require.NoError(t, err)
+			require.NoError(t, keep.DeleteSubscription(name))
+			_, err = b.Create(KindQueue, "again", c)
+			require.NoError(t, err)
+			require.NoError(t, b.Delete(KindQueue, "again"))
+			want += 4
+		}
+		if i%idleRound == idleRound-1 {
+			mock.Add(5 * time.Minute) // a mock's Add sleeps a millisecond
+			b.CatchUp()
+		}
+	}
+	b.deliverEvents(0)
+	live, paths := liveLanes(b)
+	require.Equal(t, live0, live, "lanes in use")
+	require.Equal(t, paths0, paths, "paths with a lane")
+	b.events.mu.Lock()
+	made := len(b.events.all)
+	b.events.mu.Unlock()
+	require.LessOrEqual(t, made, live0+idleRound/4+3, "lanes made: a round's idle queues and a topic with two subscriptions at most at once")
+
+	// Every event observed, each entity's created before deleted.
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	require.Equal(t, want, len(o.seen), "events observed")
+	last := map[string]string{}
+	for _, s := range o.seen {
+		path, kind, _ := strings.Cut(s, ":")
+		switch kind {
+		case "EntityCreated":
+			require.NotEqual(t, "EntityCreated", last[path], "%s created twice", path)
+		case "EntityDeleted":
+			require.Equal(t, "EntityCreated", last[path], "%s deleted before created", path)
+		}
+		last[path] = kind
+	}
+}
+
+// An entity made at the path of a deleted one whose events are not all
+// observed takes its lane, after them, and the lane is not released while
+// it lives.
+func TestEventsLaneOfDeletedEntityTakenAgain(t *testing.T) {
+	o := &eventLog{}
+	b := eventBroker(t, o)
+	ev := &b.events
+	push := func(l *lane, kind EventKind, seq int64) {
+		ev.push(l, kind, 0, "x", store.Main, seq, "", 0, "")
+	}
+	l := ev.laneOf("x")
+	push(l, EventEntityCreated, 1)
+	push(l, EventEntityDeleted, 2)
+	require.Same(t, l, ev.laneOf("X"), "the waiting events of the deleted entity come first")
+	push(l, EventEntityCreated, 3)
+	b.deliverEvents(0)
+	require.Equal(t, []string{"x#1", "x#2", "x#3"}, o.take())
+	requireQuiet(t, b)
+	ev.mu.Lock()
+	require.Same(t, l, ev.lanes["x"], "kept while its entity lives")
+	ev.mu.Unlock()
+
+	push(l, EventEntityDeleted, 4)
+	b.deliverEvents(0)
+	require.Equal(t, []string{"x#4"}, o.take())
+	ev.mu.Lock()
+	require.NotContains(t, ev.lanes, "x")
+	require.Equal(t, []int32{l.id}, ev.free)
+	ev.mu.Unlock()
+	require.Same(t, l, ev.laneOf("y"), "released, it serves another path")
+	live, paths := liveLanes(b)
+	require.Equal(t, 2, live, "the shared lane and y's")
+	require.Equal(t, 1, paths)
 }

@@ -49,9 +49,12 @@ func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, e
 	if n := len(subs) * len(recs); n > len(room) {
 		plan = make([]copyPlan, 0, min(n, maxPlanRoom))
 	}
+	// The batch's sequence numbers, first and on, one a message: the plan
+	// numbers the copies by them and the batch takes them once it fits.
+	first := t.seq + 1
 	var total int64
 	for i, m := range recs {
-		k := store.Key{Seq: t.seq + int64(i) + 1}
+		k := store.Key{Seq: first + int64(i)}
 		start := len(plan)
 		plan = t.planLocked(plan, subs, m, k, now)
 		var copies int64
@@ -67,16 +70,17 @@ func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, e
 	if !t.quota.Fits(total) {
 		return errQuota(t, total, "messages and copies")
 	}
+	t.seq += int64(len(recs))
 	for i, m := range recs {
-		t.seq++
+		k := store.Key{Seq: first + int64(i)}
 		if seqs != nil {
-			seqs[i] = t.seq
+			seqs[i] = k.Seq
 		}
 		if isScheduled(m, now) {
-			t.scheduleLocked(m, store.Key{Seq: t.seq})
+			t.scheduleLocked(m, k)
 			t.emitLocked(EventScheduled, m, store.Main, now, "")
 		} else {
-			t.emitKeyed(EventSent, m, store.Key{Seq: t.seq}, store.Main, now, "")
+			t.emitKeyed(EventSent, m, k, store.Main, now, "")
 		}
 	}
 	t.applyLocked(plan, now)

@@ -10,13 +10,27 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
-// Mode says how a receiver takes messages.
+// Mode says how a receiver takes messages. The root package's
+// TestEnumsMirror (enums_internal_test.go) holds the public ReceiveMode,
+// which maps to it, to its values and names.
 type Mode uint8
 
 const (
 	PeekLock Mode = iota
 	ReceiveAndDelete
+	// NumModes counts the modes.
+	NumModes
 )
+
+func (m Mode) String() string {
+	switch m {
+	case PeekLock:
+		return "PeekLock"
+	case ReceiveAndDelete:
+		return "ReceiveAndDelete"
+	}
+	return "Mode(" + strconv.Itoa(int(m)) + ")"
+}
 
 // Receiver receives, peeks and settles the messages of one queue of a queue
 // or subscription, or, for a session receiver, of one session of its main

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
+	"strconv"
 )
 
 // Instants are int64 nanoseconds since the Unix epoch, as time.Time.UnixNano.
@@ -53,7 +54,9 @@ const (
 	// due instant (a processor's retry delay); in a session they hold back
 	// the session's later messages.
 	Delayed
-	numStates
+	// NumStates counts the states; the root package's TestEnumsMirror
+	// (enums_internal_test.go) holds the public MessageState to them.
+	NumStates
 )
 
 func (s State) String() string {
@@ -82,8 +85,18 @@ const (
 	DeadLetterQueue
 	// TransferQueue is its transfer dead-letter queue.
 	TransferQueue
-	numQueues
+	// NumQueues counts the queues; the root package's TestEnumsMirror
+	// (enums_internal_test.go) holds the public SubQueue to them.
+	NumQueues
 )
+
+func (q Queue) String() string {
+	names := [...]string{"Main", "DeadLetter", "Transfer"}
+	if int(q) < len(names) {
+		return names[q]
+	}
+	return "Queue(" + strconv.Itoa(int(q)) + ")"
+}
 
 // Headers holds the rarely set string properties of a message, so that a
 // message without them costs one pointer. Its fields are those of

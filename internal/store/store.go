@@ -69,7 +69,7 @@ func (q *Quota) grow(n int64) bool {
 type Store struct {
 	arena  arena
 	mask   uint32 // xor-ed into the slot a lock token carries
-	queues [numQueues]stream
+	queues [NumQueues]stream
 	// sessions partitions the main queue's available and deferred messages
 	// by session (sessions.go); nil when the entity has no sessions.
 	sessions  *sessions

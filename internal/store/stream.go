@@ -27,7 +27,7 @@ func lessItem(a, b item) bool { return a.seq < b.seq || (a.seq == b.seq && a.cp 
 type stream struct {
 	avail   fifo                // State Available
 	held    *btree.BTreeG[item] // Deferred, Scheduled and Delayed
-	count   [numStates]int64
+	count   [NumStates]int64
 	delayed int // messages in state Delayed in the trees
 }
 

@@ -23,6 +23,9 @@ const (
 	// SyncNone: Wait returns once the record is written; the log is
 	// fsynced only when a segment is sealed, by Snapshot and by Open.
 	SyncNone
+	// NumSyncModes counts the modes; the root package's TestEnumsMirror
+	// (enums_internal_test.go) holds the public SyncMode to them.
+	NumSyncModes
 )
 
 // String names the mode.
