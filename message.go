@@ -200,8 +200,8 @@ func checkMessage(msg *Message, i int) error {
 	return nil
 }
 
-// build makes the caller's messages from snapshots, outside the entity's
-// lock (SEMANTICS V4), and releases the snapshots: each message gets its own
+// build makes the caller's messages from views, outside the entity's
+// lock (SEMANTICS V4), and releases the views: each message gets its own
 // body and properties (each body in an allocation of its own, or in a drain
 // the room of a recycled one, capped at its length; one allocation for the
 // bodies of a batch was slower on W6 in bench/, and a reader that kept one
@@ -209,23 +209,23 @@ func checkMessage(msg *Message, i int) error {
 // broker-made message ids are written (those the engine made already, for
 // an event, are shared; the others share one allocation). r is the receiver
 // of peek-lock deliveries, nil otherwise.
-func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Receiver) []*ReceivedMessage {
-	backing := make([]ReceivedMessage, len(snaps))
-	out := make([]*ReceivedMessage, len(snaps))
+func build(b *engine.Broker, views []store.View, how obtained, r *engine.Receiver) []*ReceivedMessage {
+	backing := make([]ReceivedMessage, len(views))
+	out := make([]*ReceivedMessage, len(views))
 	// Read ahead: the stored messages and their bodies may have gone cold
 	// (a backlog), and what follows reads them one after the other; a tight
 	// first pass that touches each cache line lets their misses overlap.
 	var touched byte
-	for i := range snaps {
-		p := snaps[i].M.Body
+	for i := range views {
+		p := views[i].M.Body
 		for j := 0; j < len(p); j += 64 {
 			touched ^= p[j]
 		}
 	}
 	keep(touched)
 	ids := 0
-	for i := range snaps {
-		s := &snaps[i]
+	for i := range views {
+		s := &views[i]
 		fill(b, &backing[i], s, how, r)
 		out[i] = &backing[i]
 		if madeID(s.M) && s.MadeID == "" {
@@ -237,27 +237,27 @@ func build(b *engine.Broker, snaps []store.Snapshot, how obtained, r *engine.Rec
 	idBuf.Grow(ids * store.IDLength)
 	var id [store.IDLength]byte
 	for i, rm := range out {
-		m := snaps[i].M
+		m := views[i].M
 		switch n := len(m.Body); {
 		case m.Body == nil:
 		case n == 0:
 			rm.Body = []byte{}
 		default:
 			var room []byte
-			if snaps[i].Drain {
+			if views[i].Drain {
 				room = store.TakeRoom(n)
 			}
 			// append to nil allocates without zeroing what it then copies.
 			rm.Body = append(room, m.Body...)[:n:n]
 		}
-		if madeID(m) && snaps[i].MadeID == "" {
+		if madeID(m) && views[i].MadeID == "" {
 			idBuf.Write(store.AppendID(id[:0], m.IDSeed))
 		}
 		rm.ApplicationProperties = cloneProps(rm.ApplicationProperties)
 	}
 	all := idBuf.String()
 	for i, rm := range out {
-		s := &snaps[i]
+		s := &views[i]
 		switch {
 		case !madeID(s.M):
 		case s.MadeID != "":
@@ -278,10 +278,10 @@ func keep(b byte) {}
 // madeID reports whether the broker made m's MessageID (SEMANTICS DD2).
 func madeID(m *store.Message) bool { return m.MessageID == "" && m.IDSeed != 0 }
 
-// fill sets rm, a zero ReceivedMessage, from a snapshot, sharing
+// fill sets rm, a zero ReceivedMessage, from a view, sharing
 // ApplicationProperties with the store until build copies them: the one
 // conversion from the engine's records.
-func fill(b *engine.Broker, rm *ReceivedMessage, s *store.Snapshot, how obtained, r *engine.Receiver) {
+func fill(b *engine.Broker, rm *ReceivedMessage, s *store.View, how obtained, r *engine.Receiver) {
 	m := s.M
 	rm.MessageID = m.MessageID
 	rm.SessionID = m.SessionID

@@ -41,9 +41,9 @@ type pool struct {
 	// is work nobody running will do.
 	waiting, woken int
 	// receiving is set while a worker receives; that worker alone uses
-	// snaps and failures.
+	// views and failures.
 	receiving bool
-	snaps     []store.Snapshot
+	views     []store.View
 	failures  int
 	// stopped is set, and done closed, when Run's ctx ends or Run must end
 	// (err, from goOn); workers then handle what is queued and return.
@@ -54,7 +54,7 @@ type pool struct {
 
 func newPool(ctx context.Context, p *Processor, r *engine.Receiver) *pool {
 	w := &pool{p: p, ctx: ctx, r: r, rec: &Receiver{r},
-		working: make([]*ReceivedMessage, p.calls), snaps: make([]store.Snapshot, 0, p.calls),
+		working: make([]*ReceivedMessage, p.calls), views: make([]store.View, 0, p.calls),
 		done: make(chan struct{})}
 	w.more.L = &w.mu
 	return w
@@ -119,10 +119,10 @@ func (w *pool) receiveLocked() {
 	n := w.p.calls - w.busy // nothing is queued
 	w.mu.Unlock()
 	var msgs []*ReceivedMessage
-	snaps, err := w.r.Receive(w.ctx, n, w.snaps[:0], 0)
+	views, err := w.r.Receive(w.ctx, n, w.views[:0], 0)
 	if err == nil {
 		w.failures = 0
-		msgs = build(w.p.e.Broker(), snaps, how(w.r), w.r)
+		msgs = build(w.p.e.Broker(), views, how(w.r), w.r)
 	} else {
 		w.failures++
 		err = w.p.goOn(w.ctx, w.p.sub.queue(), err, w.failures)

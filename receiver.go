@@ -100,12 +100,12 @@ func (r *Receiver) ReceiveMessages(ctx context.Context, maxMessages int, opts *R
 	if err != nil {
 		return nil, err
 	}
-	var room [32]store.Snapshot
-	snaps, err := er.Receive(ctx, maxMessages, room[:0], wait)
-	if err != nil || len(snaps) == 0 {
+	var room [32]store.View
+	views, err := er.Receive(ctx, maxMessages, room[:0], wait)
+	if err != nil || len(views) == 0 {
 		return nil, err
 	}
-	return build(er.Entity().Broker(), snaps, how(er), er), nil
+	return build(er.Entity().Broker(), views, how(er), er), nil
 }
 
 // maxWait is how long a receive waits: -1 not at all, 0 as long as ctx
@@ -165,11 +165,11 @@ func (r *Receiver) PeekMessages(ctx context.Context, maxMessages int, opts *Peek
 	if from < 0 {
 		return nil, errorf(ErrInvalidArgument, er.Describe(), "FromSequenceNumber %d is negative", from)
 	}
-	snaps, err := er.Peek(ctx, maxMessages, from)
+	views, err := er.Peek(ctx, maxMessages, from)
 	if err != nil {
 		return nil, err
 	}
-	return build(er.Entity().Broker(), snaps, obtainedPeeked, nil), nil
+	return build(er.Entity().Broker(), views, obtainedPeeked, nil), nil
 }
 
 // ReceiveDeferredMessages fetches the deferred messages with the given
@@ -186,11 +186,11 @@ func (r *Receiver) ReceiveDeferredMessages(ctx context.Context, seqs []int64, op
 	if err := checkSeqs(seqs, er.Describe()); err != nil {
 		return nil, err
 	}
-	snaps, err := er.ReceiveDeferred(ctx, seqs)
+	views, err := er.ReceiveDeferred(ctx, seqs)
 	if err != nil {
 		return nil, err
 	}
-	return build(er.Entity().Broker(), snaps, how(er), er), nil
+	return build(er.Entity().Broker(), views, how(er), er), nil
 }
 
 // Close closes the receiver: its blocked calls return ErrClosed, and so do

@@ -151,11 +151,11 @@ func concRound(t *testing.T, seed uint64) churnCounts {
 						r, err = e.NewReceiver(store.Main, PeekLock)
 					}
 					if err == nil {
-						var snaps []store.Snapshot
-						snaps, err = r.Receive(ctx, 2, nil, 0)
-						for i := range snaps {
-							_, _ = r.Settle(context.Background(), Settlement{Op: Complete, Token: snaps[i].Token, Seq: snaps[i].Key.Seq})
-							snaps[i].Release()
+						var views []store.View
+						views, err = r.Receive(ctx, 2, nil, 0)
+						for i := range views {
+							_, _ = r.Settle(context.Background(), Settlement{Op: Complete, Token: views[i].Token, Seq: views[i].Key.Seq})
+							views[i].Release()
 						}
 						r.Close()
 					}
@@ -533,7 +533,7 @@ func (a *concActor) receive() {
 }
 
 // took tells the ledger what r took, when it receives and deletes.
-func (a *concActor) took(r *Receiver, snaps []store.Snapshot) {
+func (a *concActor) took(r *Receiver, snaps []store.View) {
 	if r.Mode() == ReceiveAndDelete {
 		a.l.took(r.e.Path(), snaps)
 	}

@@ -315,20 +315,20 @@ func (w *durableWorld) receive(t *rapid.T) {
 	if r == nil {
 		return
 	}
-	snaps, err := r.Receive(w.ctx, rapid.IntRange(1, 3).Draw(t, "max"), nil, -1)
+	views, err := r.Receive(w.ctx, rapid.IntRange(1, 3).Draw(t, "max"), nil, -1)
 	require.NoError(t, err)
-	w.hold(r, snaps)
+	w.hold(r, views)
 }
 
-func (w *durableWorld) hold(r *Receiver, snaps []store.Snapshot) { w.locks = hold(w.locks, r, snaps) }
+func (w *durableWorld) hold(r *Receiver, views []store.View) { w.locks = hold(w.locks, r, views) }
 
-// hold releases snaps, which r received, and appends their locks to locks.
-func hold(locks []heldLock, r *Receiver, snaps []store.Snapshot) []heldLock {
-	for i := range snaps {
+// hold releases views, which r received, and appends their locks to locks.
+func hold(locks []heldLock, r *Receiver, views []store.View) []heldLock {
+	for i := range views {
 		if r.Mode() == PeekLock {
-			locks = append(locks, heldLock{r, snaps[i].Token, snaps[i].Key.Seq})
+			locks = append(locks, heldLock{r, views[i].Token, views[i].Key.Seq})
 		}
-		snaps[i].Release()
+		views[i].Release()
 	}
 	return locks
 }
@@ -339,9 +339,9 @@ func (w *durableWorld) session(t *rapid.T) {
 	if err != nil {
 		return // held already
 	}
-	snaps, err := r.Receive(w.ctx, 2, nil, -1)
+	views, err := r.Receive(w.ctx, 2, nil, -1)
 	require.NoError(t, err)
-	w.hold(r, snaps)
+	w.hold(r, views)
 	if rapid.Bool().Draw(t, "state") {
 		require.NoError(t, r.SetSessionState(w.ctx, []byte(rapid.SampledFrom([]string{"x", "y"}).Draw(t, "st"))))
 	}
@@ -380,9 +380,9 @@ func (w *durableWorld) fetchDeferred(t *rapid.T) {
 	require.NoError(t, err)
 	for _, p := range peek {
 		if p.State == store.Deferred {
-			snaps, err := r.ReceiveDeferred(w.ctx, []int64{p.Key.Seq})
+			views, err := r.ReceiveDeferred(w.ctx, []int64{p.Key.Seq})
 			require.NoError(t, err)
-			w.hold(r, snaps)
+			w.hold(r, views)
 			return
 		}
 	}

@@ -181,11 +181,11 @@ func (l *ledger) sent(path string, ids []string) {
 }
 
 // took notes the messages a receive-and-delete receiver took from path.
-func (l *ledger) took(path string, snaps []store.Snapshot) {
+func (l *ledger) took(path string, views []store.View) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i := range snaps {
-		l.taken[ledgerKey{strings.ToLower(path), snaps[i].Key.Seq}]++
+	for i := range views {
+		l.taken[ledgerKey{strings.ToLower(path), views[i].Key.Seq}]++
 	}
 }
 

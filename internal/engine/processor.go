@@ -42,7 +42,7 @@ func (r *Receiver) StopRenewing(tokens ...[16]byte) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, t := range tokens {
-		if m := e.st.Locked(t); m != nil {
+		if m := e.st.ByToken(t); m != nil {
 			m.RenewUntil = 0
 		}
 	}

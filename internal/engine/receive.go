@@ -154,12 +154,12 @@ func (r *Receiver) available() int {
 }
 
 // Receive waits until at least one message is available, then takes up to
-// max of them at once (SEMANTICS L8), appending their snapshots to snaps. If
+// max of them at once (SEMANTICS L8), appending their views to views. If
 // ctx ends first it returns ctx.Err(), having taken nothing. maxWait bounds
 // the wait on the namespace clock: after it, or at once when it is
 // negative, Receive returns what it took, possibly nothing; 0 waits as long
 // as ctx allows.
-func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot, maxWait time.Duration) (_ []store.Snapshot, err error) {
+func (r *Receiver) Receive(ctx context.Context, max int, views []store.View, maxWait time.Duration) (_ []store.View, err error) {
 	c := r.call(OpReceive)
 	defer c.exit(&err)
 	e := r.e
@@ -171,16 +171,16 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 			return nil, err
 		}
 		if r.available() > 0 {
-			n := len(snaps)
-			snaps = e.takeLocked(r, max, now, snaps)
+			n := len(views)
+			views = e.takeLocked(r, max, now, views)
 			c.waited.tookLocked() // for WaitQuiet, if the call waited (SEMANTICS P2)
 			if r.taken != nil {
-				r.taken(len(snaps) - n)
+				r.taken(len(views) - n)
 			}
 			e.touchLocked(now)
 			e.accessed = now
 			c.yield = true
-			return snaps, nil
+			return views, nil
 		}
 		if maxWait > 0 && deadline == store.Never {
 			deadline = after(now, int64(maxWait))
@@ -190,7 +190,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 		}
 		if maxWait < 0 || now >= deadline {
 			e.touchRecLocked(now)
-			return snaps, nil
+			return views, nil
 		}
 		w := r.spare.Swap(nil)
 		if w == nil {
@@ -220,7 +220,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, snaps []store.Snapshot,
 // and changing nothing (SEMANTICS L12): available, locked, deferred and
 // scheduled messages, never expired ones (E3). A session receiver sees its
 // session's available, locked and deferred messages.
-func (r *Receiver) Peek(ctx context.Context, max int, from int64) (_ []store.Snapshot, err error) {
+func (r *Receiver) Peek(ctx context.Context, max int, from int64) (_ []store.View, err error) {
 	c := r.call(OpPeek)
 	defer c.exit(&err) // what it shows is durable
 	now, err := c.enter(ctx)
@@ -232,33 +232,33 @@ func (r *Receiver) Peek(ctx context.Context, max int, from int64) (_ []store.Sna
 	if from == 0 {
 		start = r.cursor
 	}
-	var snaps []store.Snapshot
+	var views []store.View
 	each := func(m *store.Message) bool {
-		snaps = append(snaps, e.peekSnapshotLocked(m))
-		return len(snaps) < max
+		views = append(views, e.peekViewLocked(m))
+		return len(views) < max
 	}
 	if r.sess != nil {
 		e.st.AscendIn(r.sess.id, start, true, each)
 	} else {
 		e.st.Ascend(r.q, start, true, each)
 	}
-	if from == 0 && len(snaps) > 0 {
-		r.cursor = snaps[len(snaps)-1].Key.Next()
+	if from == 0 && len(views) > 0 {
+		r.cursor = views[len(views)-1].Key.Next()
 	}
 	e.touchRecLocked(now)
-	return snaps, nil
+	return views, nil
 }
 
-// peekSnapshotLocked shows m as a peek does (SEMANTICS L14): Deferred,
+// peekViewLocked shows m as a peek does (SEMANTICS L14): Deferred,
 // Scheduled or Active. Until it activates, a scheduled message holds the
 // TTL it was sent with; a peek shows the TimeToLive and ExpiresAt it would
 // get if it activated with today's settings (E1, E2).
-func (e *Entity) peekSnapshotLocked(m *store.Message) store.Snapshot {
+func (e *Entity) peekViewLocked(m *store.Message) store.View {
 	shown := m.State()
 	if shown == store.Locked {
 		shown = store.Available
 	}
-	s := m.Snapshot(shown, false)
+	s := m.View(shown, false)
 	if shown == store.Scheduled {
 		s.TTL = effectiveTTL(m.TTL, e.ttlCapLocked())
 		s.Expires = expiry(m.Scheduled, s.TTL)
@@ -271,7 +271,7 @@ func (e *Entity) peekSnapshotLocked(m *store.Message) store.Snapshot {
 // message of the receiver's queue (of its session, SS8), or is locked now,
 // it returns ErrMessageNotFound and fetches nothing. The caller has checked
 // the numbers.
-func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) (_ []store.Snapshot, err error) {
+func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) (_ []store.View, err error) {
 	c := r.call(OpReceive)
 	defer c.exit(&err)
 	now, err := c.enter(ctx)
@@ -316,13 +316,13 @@ func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) (_ []store
 		}
 		e.commit(enc)
 	}
-	snaps := make([]store.Snapshot, len(found))
+	views := make([]store.View, len(found))
 	for i, m := range found {
-		snaps[i] = e.fetchDeferredLocked(m, r.q, r.mode, now, until, r.renewUntil(now))
+		views[i] = e.fetchDeferredLocked(m, r.q, r.mode, now, until, r.renewUntil(now))
 	}
 	e.touchLocked(now)
 	e.accessed = now
-	return snaps, nil
+	return views, nil
 }
 
 // Delete removes up to max available, delayed or deferred messages of the

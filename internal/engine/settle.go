@@ -58,7 +58,7 @@ func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64,
 	}
 	c.yield = true
 	e := r.e
-	m := e.st.Locked(s.Token)
+	m := e.st.ByToken(s.Token)
 	if m == nil || m.Queue() != r.q || now >= m.LockedUntil() || (r.sess != nil && m.SessionID != r.sess.id) {
 		return 0, errs.Errorf(errs.ErrLockLost, e.Describe(r.q), "%s", lockName(s))
 	}

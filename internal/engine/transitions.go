@@ -200,11 +200,11 @@ func (e *Entity) cancelLocked(m *store.Message, now int64) {
 }
 
 // takeLocked takes up to max of the messages available to r at now, in
-// sequence order, and appends their snapshots to snaps: locked until now +
+// sequence order, and appends their views to views: locked until now +
 // LockDuration (in a session, until the session's lock ends) in peek-lock
 // mode (SEMANTICS L1, L2, SS8), removed in receive-and-delete mode (L7).
 // Each is a delivery.
-func (e *Entity) takeLocked(r *Receiver, max int, now int64, snaps []store.Snapshot) []store.Snapshot {
+func (e *Entity) takeLocked(r *Receiver, max int, now int64, views []store.View) []store.View {
 	n := min(max, r.available())
 	until := e.lockEndLocked(r, now)
 	enc := e.rec(recTake)
@@ -234,7 +234,7 @@ func (e *Entity) takeLocked(r *Receiver, max int, now int64, snaps []store.Snaps
 			enc.key(m.Key())
 		}
 		e.deliveredLocked(m, r.q, r.mode, now, renew)
-		snaps = append(snaps, m.Snapshot(store.Available, r.mode == ReceiveAndDelete))
+		views = append(views, m.View(store.Available, r.mode == ReceiveAndDelete))
 	}
 	if n > 0 && r.mode == PeekLock {
 		e.noteDueLocked(until)
@@ -243,12 +243,12 @@ func (e *Entity) takeLocked(r *Receiver, max int, now int64, snaps []store.Snaps
 		// A backlog that nothing has been sent to for a while: the copies
 		// out may take the room of settled messages' bodies, which no send
 		// is waiting for (store.TakeRoom).
-		for i := len(snaps) - n; i < len(snaps); i++ {
-			snaps[i].Drain = true
+		for i := len(views) - n; i < len(views); i++ {
+			views[i].Drain = true
 		}
 	}
 	e.commit(enc)
-	return snaps
+	return views
 }
 
 // drainQuiet is how long, on the namespace clock, an entity must have had
@@ -283,11 +283,11 @@ func (e *Entity) lockEndLocked(r *Receiver, now int64) int64 {
 // (SEMANTICS L9): in peek-lock mode locked until until (renewed
 // automatically until renewUntil) and marked to return to Deferred when its
 // lock ends (L6); removed in receive-and-delete mode.
-func (e *Entity) fetchDeferredLocked(m *store.Message, q store.Queue, mode Mode, now, until, renewUntil int64) store.Snapshot {
+func (e *Entity) fetchDeferredLocked(m *store.Message, q store.Queue, mode Mode, now, until, renewUntil int64) store.View {
 	m.Deliveries++
 	e.emitLocked(EventDelivered, m, q, now, "")
 	if mode == ReceiveAndDelete {
-		s := m.Snapshot(store.Deferred, true)
+		s := m.View(store.Deferred, true)
 		e.st.Remove(m)
 		return s
 	}
@@ -295,7 +295,7 @@ func (e *Entity) fetchDeferredLocked(m *store.Message, q store.Queue, mode Mode,
 	m.RenewUntil = renewUntil
 	m.FromDeferral = true
 	e.noteDueLocked(until)
-	return m.Snapshot(store.Deferred, false)
+	return m.View(store.Deferred, false)
 }
 
 // renewLocked extends m's lock to now + LockDuration (SEMANTICS L5) and

@@ -102,9 +102,9 @@ func TestTakeLockEndAndSettle(t *testing.T) {
 	defer e.mu.Unlock()
 	m := record(time.Hour)
 	e.acceptLocked(m, now0())
-	snaps := e.takeLocked(&Receiver{e: e, q: store.Main}, 10, now0(), nil)
-	require.Len(t, snaps, 1)
-	snaps[0].Release()
+	views := e.takeLocked(&Receiver{e: e, q: store.Main}, 10, now0(), nil)
+	require.Len(t, views, 1)
+	views[0].Release()
 	require.Equal(t, store.Locked, m.State())
 	require.Equal(t, uint32(1), m.Deliveries, "L1")
 	until := now0() + int64(time.Minute)
@@ -182,7 +182,7 @@ func TestReceiveWakesOnEnqueue(t *testing.T) {
 	e, _ := newQueue(t, Config{})
 	r, err := e.NewReceiver(store.Main, PeekLock)
 	require.NoError(t, err)
-	got := make(chan []store.Snapshot, 1)
+	got := make(chan []store.View, 1)
 	go func() {
 		s, err := r.Receive(context.Background(), 1, nil, 0)
 		if err != nil {
@@ -222,12 +222,12 @@ func TestTakeMarksDrains(t *testing.T) {
 	}
 	drains := func(max int) []bool {
 		t.Helper()
-		snaps, err := r.Receive(ctx, max, nil, -1)
+		views, err := r.Receive(ctx, max, nil, -1)
 		require.NoError(t, err)
-		marks := make([]bool, len(snaps))
-		for i := range snaps {
-			marks[i] = snaps[i].Drain
-			snaps[i].Release()
+		marks := make([]bool, len(views))
+		for i := range views {
+			marks[i] = views[i].Drain
+			views[i].Release()
 		}
 		return marks
 	}

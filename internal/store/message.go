@@ -178,7 +178,7 @@ type Message struct {
 	// size is what the message counted against its store when it entered,
 	// or when SetProps changed it.
 	size int64
-	// pins counts the snapshots being read from the message outside its
+	// pins counts the views being read from the message outside its
 	// entity's lock (recycle.go).
 	pins int32
 	// share, once a topic has copied the message, counts the messages that

@@ -12,16 +12,16 @@ import (
 //
 // The rule that makes it safe: a Message is recycled only once nothing can
 // reach it. Its store has let go of it (it is in no arena and no index), and
-// no snapshot is still reading it: a snapshot pins the message under the
+// no view is still reading it: a view pins the message under the
 // entity's lock and unpins it when its reader is done. A body that a topic's
 // copies share is reused once the message they were copied from and every
 // copy have been recycled: they count themselves (share), and the last to
 // go keeps the room. One that is never recycled (left to the collector
-// while a snapshot read it, say) keeps the room from reuse: safe, only
+// while a view read it, say) keeps the room from reuse: safe, only
 // slower.
 //
 // The room of a recycled body goes to the next send's copy in, or, when a
-// receive drains a backlog that nothing sends to (Snapshot.Drain), to the
+// receive drains a backlog that nothing sends to (View.Drain), to the
 // copy out (TakeRoom): the reader then owns it. Sends want it more: a send
 // that finds no room allocates its body alone, where a receive allocates
 // the bodies of its batch together.
@@ -63,7 +63,7 @@ func NewMessage() *Message {
 type share struct{ holders atomic.Int32 }
 
 // recycle gives m back for reuse if nothing can reach it: it must have left
-// its store and no snapshot may be reading it. Its body's room is kept
+// its store and no view may be reading it. Its body's room is kept
 // unless other messages still share it, or there is none, or it is huge.
 func recycle(m *Message) {
 	if m.slot != 0 || atomic.LoadInt32(&m.pins) != 0 {
@@ -109,13 +109,13 @@ func (m *Message) Copy() *Message {
 	return c
 }
 
-// Snapshot is what a reader copies out of a stored message under its
+// View is what a reader copies out of a stored message under its
 // entity's lock: every field that can change while the message is stored
 // or after it leaves (EnqueuedSeq, which a forward sets), and the message
 // itself, pinned, for the fields that cannot (MessageID, IDSeed, SessionID,
 // Headers, Body, Scheduled), which the reader may then read without the
 // lock. Release it when done.
-type Snapshot struct {
+type View struct {
 	M           *Message
 	Key         Key
 	Enqueued    int64
@@ -138,26 +138,26 @@ type Snapshot struct {
 	// copy of the body may take the room of a recycled one (TakeRoom), as
 	// no send is waiting for it.
 	Drain bool
-	// owned is set when the snapshot's reader owns the message, which has
+	// owned is set when the view's reader owns the message, which has
 	// left its store: Release recycles it.
 	owned bool
 }
 
-// Snapshot pins m and copies what can change. shown is the state to show;
+// View pins m and copies what can change. shown is the state to show;
 // owned says that m has left its store for good and the reader owns it (a
 // receive-and-delete).
-func (m *Message) Snapshot(shown State, owned bool) Snapshot {
+func (m *Message) View(shown State, owned bool) View {
 	atomic.AddInt32(&m.pins, 1)
-	return Snapshot{
+	return View{
 		M: m, Key: m.key, Enqueued: m.Enqueued, Expires: m.Expires, TTL: m.TTL,
 		Props: m.Props, DL: m.DL, LockedUntil: m.lockedUntil, Token: m.token,
 		Deliveries: m.Deliveries, EnqueuedSeq: m.EnqueuedSeq, MadeID: m.madeID, State: shown, owned: owned,
 	}
 }
 
-// Release ends the snapshot: it unpins the message, and recycles it when
+// Release ends the view: it unpins the message, and recycles it when
 // the reader owned it. It may be called without the entity's lock.
-func (s *Snapshot) Release() {
+func (s *View) Release() {
 	m := s.M
 	s.M = nil
 	atomic.AddInt32(&m.pins, -1)

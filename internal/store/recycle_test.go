@@ -16,11 +16,11 @@ func TestRecycleOnlyUnreachable(t *testing.T) {
 	m := NewMessage()
 	m.Body = append(m.Body, "hello"...)
 	s.Put(m, Key{Seq: 1}, Main, Available, Never)
-	snap := m.Snapshot(Available, false)
+	view := m.View(Available, false)
 	s.Remove(m) // pinned: not recycled
 	require.Equal(t, "hello", string(m.Body))
-	require.Equal(t, Key{Seq: 1}, snap.Key)
-	snap.Release() // not the owner: left to the collector
+	require.Equal(t, Key{Seq: 1}, view.Key)
+	view.Release() // not the owner: left to the collector
 	require.Equal(t, "hello", string(m.Body))
 
 	own := put(s, 2, 0, Main, Available)
@@ -28,8 +28,8 @@ func TestRecycleOnlyUnreachable(t *testing.T) {
 	own.Props = map[string]any{"k": 1}
 	taken := s.RemoveFirst(Main)
 	require.Same(t, own, taken)
-	snap = taken.Snapshot(Available, true)
-	snap.Release() // the owner: recycled
+	view = taken.View(Available, true)
+	view.Release() // the owner: recycled
 	require.Nil(t, own.Props, "a recycled message keeps nothing but its body's room")
 	require.Empty(t, own.Body)
 }
@@ -141,11 +141,11 @@ func TestSharedBodyPinnedNeverReused(t *testing.T) {
 	c1, c2 := m.Copy(), m.Copy()
 	s.Put(c1, Key{Seq: 1}, Main, Available, Never)
 	s.Put(c2, Key{Seq: 2}, Main, Available, Never)
-	snap := c1.Snapshot(Available, false)
+	view := c1.View(Available, false)
 	s.Remove(c1)
 	s.Remove(c2)
 	Recycle(m)
-	snap.Release()
+	view.Release()
 	require.Equal(t, "read", string(c1.Body))
 	require.Equal(t, int32(1), c1.share.holders.Load(), "c1 never lets go")
 }

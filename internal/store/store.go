@@ -187,7 +187,7 @@ func (s *Store) leave(m *Message) {
 }
 
 // Remove takes m out of the store for good, with its deadline and lock, and
-// recycles it unless a snapshot is reading it.
+// recycles it unless a view is reading it.
 func (s *Store) Remove(m *Message) {
 	s.drop(m)
 	recycle(m)
@@ -237,7 +237,7 @@ func (s *Store) lockFirst(home *stream, until int64) *Message {
 
 // RemoveFirst takes the first available message of q out of the store and
 // returns it, or returns nil: a receive-and-delete. The caller owns it; a
-// Snapshot with owned set recycles it on Release. For the main queue of a
+// View with owned set recycles it on Release. For the main queue of a
 // store kept by session, use RemoveFirstIn.
 func (s *Store) RemoveFirst(q Queue) *Message {
 	return s.removeFirst(&s.queues[q])
@@ -305,8 +305,8 @@ func (s *Store) Renew(m *Message, until int64) {
 	s.locks.insert(&s.arena, m)
 }
 
-// Locked returns the message locked under token, or nil.
-func (s *Store) Locked(token [16]byte) *Message {
+// ByToken returns the message locked under token, or nil.
+func (s *Store) ByToken(token [16]byte) *Message {
 	m := s.arena.lookup(binary.LittleEndian.Uint32(token[:4]) ^ s.mask)
 	if m == nil || m.state != Locked || m.token != token {
 		return nil

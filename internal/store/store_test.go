@@ -67,13 +67,13 @@ func TestLockMoveAndCounts(t *testing.T) {
 	require.Equal(t, Locked, a.State())
 	require.EqualValues(t, 100, a.LockedUntil())
 	require.NotZero(t, a.Token())
-	require.Same(t, a, s.Locked(a.Token()))
+	require.Same(t, a, s.ByToken(a.Token()))
 	require.EqualValues(t, 1, s.Count(Main, Locked))
 	require.EqualValues(t, 1, s.Count(Main, Available))
 
 	tok := a.Token()
 	s.Move(a, Main, Available, Never) // the lock ends: back to its position
-	require.Nil(t, s.Locked(tok), "a released token is lost")
+	require.Nil(t, s.ByToken(tok), "a released token is lost")
 	require.Zero(t, a.LockedUntil())
 	require.Same(t, a, s.LockFirst(Main, 200), "first again (Q4)")
 	require.NotEqual(t, tok, a.Token(), "a new token at every lock")
@@ -102,13 +102,13 @@ func TestTokens(t *testing.T) {
 	tok := m.Token()
 	forged := tok
 	forged[15] ^= 1
-	require.Nil(t, s.Locked(forged))
-	require.Nil(t, s.Locked([16]byte{}))
-	require.Nil(t, newStore().Locked(tok), "another store's token")
+	require.Nil(t, s.ByToken(forged))
+	require.Nil(t, s.ByToken([16]byte{}))
+	require.Nil(t, newStore().ByToken(tok), "another store's token")
 	s.Renew(m, 20)
-	require.Same(t, m, s.Locked(tok), "a renewal keeps the token")
+	require.Same(t, m, s.ByToken(tok), "a renewal keeps the token")
 	s.Remove(m)
-	require.Nil(t, s.Locked(tok))
+	require.Nil(t, s.ByToken(tok))
 }
 
 // Next gives the earliest deadline, expiries, activations and lock ends
