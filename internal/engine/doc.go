@@ -78,9 +78,11 @@
 // e.log(r.kind(), r.encode) with r on its stack, which costs nothing
 // without a journal; a call whose record grows with its caller's data
 // builds it first (begin), checks its size (SEMANTICS V3), and commits or
-// drops it. Recover (replay.go) rebuilds a broker from the newest snapshot
-// (snapshot.go) and the records after it: it decodes each record's kind
-// and applies it, through the same methods the live call used. A new
+// drops it. A snapshot (snapshot.go) holds each entity's state as an
+// entityState, with its encode, decode and apply side by side in the same
+// way. Recover (replay.go) rebuilds a broker from the newest snapshot and
+// the records after it: it decodes each record's kind and applies it,
+// through the same methods the live call used. A new
 // journaled fact is a kind and a type in record.go, and the line of the
 // transition that logs it; testdata/records at the root holds a log of
 // every kind written before, which must keep opening (record_test.go
