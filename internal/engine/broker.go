@@ -156,7 +156,7 @@ func (b *Broker) Create(kind Kind, name string, cfg Config) (_ *Entity, err erro
 		return nil, err
 	}
 	e := b.createLocked(kind, name, cfg, now)
-	r := createRecord{kind_: kind, cfg: cfg, at: now}
+	r := createRecord{entityKind: kind, cfg: cfg, at: now}
 	e.log(r.kind(), r.encode)
 	return e, nil
 }

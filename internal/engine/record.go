@@ -158,7 +158,7 @@ func (e *Entity) log(k recKind, encode func(*encoder)) {
 // transitions log records.
 func (e *Entity) journaled() bool { return e.b.dur.j != nil }
 
-// keys appends the keys of ms to buf.
+// keysOf appends the keys of ms to buf.
 func keysOf(buf []store.Key, ms []*store.Message) []store.Key {
 	for _, m := range ms {
 		buf = append(buf, m.Key())
@@ -169,19 +169,19 @@ func keysOf(buf []store.Key, ms []*store.Message) []store.Key {
 // createRecord: a queue, topic or subscription was created (the header
 // names it) at instant at; a subscription with its rules.
 type createRecord struct {
-	kind_ Kind
-	cfg   Config
-	at    int64
-	rules []RuleSpec // a subscription's
+	entityKind Kind
+	cfg        Config
+	at         int64
+	rules      []RuleSpec // a subscription's
 }
 
 func (r *createRecord) kind() recKind { return recCreate }
 
 func (r *createRecord) encode(enc *encoder) {
-	enc.u8(uint8(r.kind_))
+	enc.u8(uint8(r.entityKind))
 	enc.config(r.cfg)
 	enc.svar(r.at)
-	if r.kind_ == KindSubscription {
+	if r.entityKind == KindSubscription {
 		enc.uvar(uint64(len(r.rules)))
 		for _, s := range r.rules {
 			enc.rule(s)
@@ -190,8 +190,8 @@ func (r *createRecord) encode(enc *encoder) {
 }
 
 func (r *createRecord) decode(d *decoder) {
-	r.kind_, r.cfg, r.at = Kind(d.u8()), d.config(), d.svar()
-	if r.kind_ == KindSubscription {
+	r.entityKind, r.cfg, r.at = Kind(d.u8()), d.config(), d.svar()
+	if r.entityKind == KindSubscription {
 		n := d.count()
 		r.rules = make([]RuleSpec, n)
 		for i := range r.rules {
@@ -207,7 +207,7 @@ func (r *createRecord) apply(b *Broker, name, sub string, _ bool) error {
 		if b.lookupLocked(name) != nil {
 			return errDiverged
 		}
-		b.createLocked(r.kind_, name, r.cfg, r.at)
+		b.createLocked(r.entityKind, name, r.cfg, r.at)
 		return nil
 	}
 	rules := make([]*Rule, len(r.rules))

@@ -63,8 +63,8 @@ func TestRecordRoundTrip(t *testing.T) {
 	keys := []store.Key{{Seq: 1}, {Seq: 2, Copy: 3}}
 	take := takeRecord{q: store.DeadLetterQueue, mode: ReceiveAndDelete, session: "s", at: 5, until: 6, keys: keys}
 	records := []logRecord{
-		&createRecord{kind_: KindQueue, cfg: cfg, at: 1},
-		&createRecord{kind_: KindSubscription, cfg: cfg, at: 1, rules: []RuleSpec{rule, {Name: "t", Filter: FilterTrue}}},
+		&createRecord{entityKind: KindQueue, cfg: cfg, at: 1},
+		&createRecord{entityKind: KindSubscription, cfg: cfg, at: 1, rules: []RuleSpec{rule, {Name: "t", Filter: FilterTrue}}},
 		&deleteRecord{at: -1},
 		&updateRecord{cfg: cfg, at: 2},
 		&ruleAddRecord{rule: rule, at: 3},

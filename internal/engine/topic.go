@@ -173,7 +173,7 @@ func (t *Entity) CreateSubscription(name string, cfg Config, rules []*Rule) (_ *
 		for i, r := range rules {
 			specs[i] = r.Spec
 		}
-		r := createRecord{kind_: KindSubscription, cfg: cfg, at: now, rules: specs}
+		r := createRecord{entityKind: KindSubscription, cfg: cfg, at: now, rules: specs}
 		s.log(r.kind(), r.encode)
 	}
 	return s, nil
