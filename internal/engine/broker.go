@@ -156,12 +156,8 @@ func (b *Broker) Create(kind Kind, name string, cfg Config) (_ *Entity, err erro
 		return nil, err
 	}
 	e := b.createLocked(kind, name, cfg, now)
-	if enc := e.rec(recCreate); enc != nil {
-		enc.u8(uint8(kind))
-		enc.config(cfg)
-		enc.svar(now)
-		e.commit(enc)
-	}
+	r := createRecord{entityKind: kind, cfg: cfg, at: now}
+	e.log(r.kind(), r.encode)
 	return e, nil
 }
 

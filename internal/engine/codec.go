@@ -423,3 +423,13 @@ func (d *decoder) message() *store.Message {
 	m.FromDeferral = d.boolean()
 	return m
 }
+
+// count reads a count of items of at least one byte each.
+func (d *decoder) count() int {
+	n := d.uvar()
+	if n > uint64(len(d.b)) {
+		d.fail(errShort)
+		return 0
+	}
+	return int(n)
+}

@@ -72,9 +72,21 @@
 // clock. A durable broker has a Journal (journal.go): each transition
 // appends one record while the entity's lock is held, so log order is state
 // order, and each exported call ends by waiting until its records are as
-// durable as the log promises. Recover (replay.go, replay_entity.go)
-// rebuilds a broker from the newest snapshot (snapshot.go) and the records
-// after it, through the same methods. Locks are not durable: at recovery
-// every lock has ended (SEMANTICS L6), and the catch-up then runs at the
-// clock's now, as after a jump of a mock clock.
+// durable as the log promises. A record is a value of one small type per
+// kind (record.go), which holds its fields, encodes and decodes them and
+// applies them at replay, side by side: the transition says what happened,
+// e.log(r.kind(), r.encode) with r on its stack, which costs nothing
+// without a journal; a call whose record grows with its caller's data
+// builds it first (begin), checks its size (SEMANTICS V3), and commits or
+// drops it. A snapshot (snapshot.go) holds each entity's state as an
+// entityState, with its encode, decode and apply side by side in the same
+// way. Recover (replay.go) rebuilds a broker from the newest snapshot and
+// the records after it: it decodes each record's kind and applies it,
+// through the same methods the live call used. A new
+// journaled fact is a kind and a type in record.go, and the line of the
+// transition that logs it; testdata/records at the root holds a log of
+// every kind written before, which must keep opening (record_test.go
+// checks its bytes). Locks are not durable: at recovery every lock has
+// ended (SEMANTICS L6), and the catch-up then runs at the clock's now, as
+// after a jump of a mock clock.
 package engine

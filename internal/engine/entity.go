@@ -307,11 +307,8 @@ func (e *Entity) updateLocked(c Config, now int64) {
 		s.cfg.MaxSizeMB, s.cfg.MaxMessageKB = c.MaxSizeMB, c.MaxMessageKB
 	}
 	e.rescheduleLocked()
-	if enc := e.rec(recUpdate); enc != nil {
-		enc.config(c)
-		enc.svar(now)
-		e.commit(enc)
-	}
+	r := updateRecord{cfg: c, at: now}
+	e.log(r.kind(), r.encode)
 }
 
 // setConfigLocked sets e's configuration and the copies of it that its
@@ -391,10 +388,8 @@ func (e *Entity) deleteRecLocked(at int64) {
 		s.deleteLocked(at)
 		s.mu.Unlock()
 	}
-	if enc := e.rec(recDelete); enc != nil {
-		enc.svar(at)
-		e.commit(enc)
-	}
+	r := deleteRecord{at: at}
+	e.log(r.kind(), r.encode)
 	e.deleteLocked(at)
 }
 

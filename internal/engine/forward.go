@@ -207,17 +207,12 @@ func (b *Broker) deliver(f *forward) {
 		// Gone with its source. The log says so: the replay has the
 		// forward on its way, and Open would deliver it to a destination
 		// that can take it by then.
-		if enc := s.rec(recTransferLost); enc != nil {
-			enc.key(f.key)
-			s.commit(enc)
-		}
+		r := transferLostRecord{key: f.key}
+		s.log(r.kind(), r.encode)
 		return
 	}
-	if enc := s.rec(recTransferFailed); enc != nil {
-		enc.key(f.key)
-		enc.str(why)
-		s.commit(enc)
-	}
+	r := transferFailedRecord{key: f.key, why: why}
+	s.log(r.kind(), r.encode)
 	s.transferFailedLocked(f, why)
 }
 
@@ -267,18 +262,19 @@ func (d *Entity) takeForwardLocked(f *forward) (why string) {
 	if why := d.refusesLocked(f.m); why != "" {
 		return why
 	}
-	enc := d.rec(recTransfer)
-	if enc != nil { // before acceptForwardLocked changes the message
-		enc.entity(f.from)
-		enc.key(f.key)
-		enc.svar(at)
-		n := len(enc.b)
-		enc.message(f.m)
+	var enc *encoder
+	if d.journaled() { // before acceptForwardLocked changes the message
+		top, sub := f.from, ""
+		if top.topic != nil {
+			top, sub = top.topic, top.name
+		}
+		r := transferRecord{fromName: top.name, fromSub: sub, key: f.key, at: at, msg: f.m}
+		enc = d.begin(r.kind(), r.encode)
 		if size := len(enc.b); size > d.b.dur.maxRecord {
 			enc.drop()
 			return fmt.Sprintf("its log record would be %d bytes, more than the %d bytes a durable namespace stores for one call", size, d.b.dur.maxRecord)
 		}
-		d.b.outbox.taking(f, enc.b[n:])
+		d.b.outbox.taking(f, enc.b[r.msgAt:])
 	}
 	d.instant = at
 	d.landing = f // commit lands it

@@ -46,56 +46,6 @@ type Journal interface {
 	Sync(lsn uint64) error
 }
 
-// recKind is the kind of a record: its first byte.
-type recKind uint8
-
-const (
-	recCreate recKind = iota + 1
-	recDelete
-	recUpdate
-	recRuleAdd
-	recRuleDelete
-	recSend
-	recCancel
-	recTake
-	recFetch
-	recSettle
-	recRemove
-	recDeadline
-	recHold
-	recRelease
-	recState
-	recTransfer
-	recTransferFailed
-	recTouch
-	recRenew
-	recTransferLost
-)
-
-var recNames = [...]string{
-	recCreate: "create", recDelete: "delete", recUpdate: "update", recRuleAdd: "add rule",
-	recRuleDelete: "delete rule", recSend: "send", recCancel: "cancel", recTake: "receive",
-	recFetch: "receive deferred", recSettle: "settle", recRemove: "remove", recDeadline: "deadline",
-	recHold: "accept session", recRelease: "release session", recState: "session state",
-	recTransfer: "forward", recTransferFailed: "forward failed", recTouch: "activity",
-	recRenew: "renew", recTransferLost: "forward lost",
-}
-
-func (k recKind) String() string {
-	if int(k) < len(recNames) && recNames[k] != "" {
-		return recNames[k]
-	}
-	return fmt.Sprintf("record kind %d", uint8(k))
-}
-
-// What a recDeadline did (deadlineLocked).
-const (
-	dlLockEnd uint8 = iota
-	dlActivate
-	dlReady
-	dlExpire
-)
-
 // durability is a durable broker's journal state.
 type durability struct {
 	j Journal
@@ -119,20 +69,6 @@ type durability struct {
 	snapMu        sync.Mutex
 }
 
-// rec starts a record of kind k about e, whose lock is held: nil when the
-// broker keeps no journal (or is replaying one). Its header is the kind and
-// e's name, with its topic's name first for a subscription.
-func (e *Entity) rec(k recKind) *encoder {
-	if e.b.dur.j == nil {
-		return nil
-	}
-	enc := &e.jenc
-	enc.b = enc.b[:0]
-	enc.u8(uint8(k))
-	enc.entity(e)
-	return enc
-}
-
 // entity encodes e's name: a queue's or topic's, then "", or a
 // subscription's topic's, then its own.
 func (enc *encoder) entity(e *Entity) {
@@ -145,7 +81,8 @@ func (enc *encoder) entity(e *Entity) {
 	enc.str("")
 }
 
-// commit appends the record enc, which rec started; nothing when enc is nil.
+// commit appends the record enc, which begin returned; nothing when enc is
+// nil.
 func (e *Entity) commit(enc *encoder) {
 	if enc == nil {
 		return
@@ -191,7 +128,7 @@ func (b *Broker) keyRoom(used int) int {
 	return max(1, (b.dur.maxRecord-used-binary.MaxVarintLen64)/maxKeySize)
 }
 
-// recordTooLarge returns nil when enc, a record rec started, fits in the
+// recordTooLarge returns nil when enc, a record begin returned, fits in the
 // journal. Otherwise it drops enc and returns the error of the call that
 // built it: it wraps sentinel, says what made the record large and names
 // the limit.
@@ -258,10 +195,8 @@ func (b *Broker) appendRec(rec []byte) {
 func (e *Entity) touchRecLocked(now int64) {
 	idle := e.idleWatched.Load() || (e.topic != nil && e.topic.idleWatched.Load())
 	if idle && e.lastActivity.Load() < now {
-		if enc := e.rec(recTouch); enc != nil {
-			enc.svar(now)
-			e.commit(enc)
-		}
+		r := touchRecord{at: now}
+		e.log(r.kind(), r.encode)
 	}
 	e.touchLocked(now)
 }

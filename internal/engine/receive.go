@@ -301,16 +301,10 @@ func (r *Receiver) ReceiveDeferred(ctx context.Context, seqs []int64) (_ []store
 		}
 	}
 	until := e.lockEndLocked(r, now)
-	if enc := e.rec(recFetch); enc != nil {
-		enc.u8(uint8(r.q))
-		enc.u8(uint8(r.mode))
-		enc.str(r.SessionID())
-		enc.svar(now)
-		enc.svar(until)
-		enc.uvar(uint64(len(found)))
-		for _, m := range found {
-			enc.key(m.Key())
-		}
+	if e.journaled() {
+		var buf [8]store.Key
+		rec := fetchRecord{takeRecord{q: r.q, mode: r.mode, session: r.SessionID(), at: now, until: until, keys: keysOf(buf[:0], found)}}
+		enc := e.begin(rec.kind(), rec.encode)
 		if err := e.recordTooLarge(enc, errs.ErrInvalidArgument, strconv.Itoa(len(found))+" sequence numbers"); err != nil {
 			return nil, err
 		}
@@ -337,12 +331,9 @@ func (r *Receiver) Delete(ctx context.Context, max int, before int64) (_ int, er
 		return 0, err
 	}
 	e := r.e
-	enc := e.rec(recRemove)
-	if enc != nil {
-		enc.u8(uint8(r.q))
-		enc.str(r.SessionID())
-		enc.svar(now)
-		max = min(max, e.b.keyRoom(len(enc.b))) // no more than the record can name
+	rec := removeRecord{q: r.q, session: r.SessionID(), at: now}
+	if enc := e.begin(rec.kind(), rec.encode); enc != nil {
+		max = min(max, e.b.keyRoom(len(enc.b)-1)) // no more than the record can name (its count of none is a byte)
 	}
 	var doomed []*store.Message
 	each := func(m *store.Message) bool {
@@ -356,12 +347,10 @@ func (r *Receiver) Delete(ctx context.Context, max int, before int64) (_ int, er
 	} else {
 		e.st.Ascend(r.q, store.Key{}, false, each)
 	}
-	if enc != nil {
-		enc.uvar(uint64(len(doomed)))
-		for _, m := range doomed {
-			enc.key(m.Key())
-		}
-		e.commit(enc)
+	if e.journaled() {
+		var buf [8]store.Key
+		rec.keys = keysOf(buf[:0], doomed)
+		e.log(rec.kind(), rec.encode)
 	}
 	e.removeLocked(doomed, r.q, now)
 	return len(doomed), nil

@@ -150,44 +150,48 @@ func (b *Broker) endLocks() {
 	})
 }
 
-// apply applies one record of the log.
+// apply applies one record of the log (record.go): those of a unit its
+// snapshot covers are skipped, but for a forward's, which takes the message
+// out of the outbox all the same.
 func (b *Broker) apply(lsn uint64, rec []byte) error {
 	d := &decoder{b: rec}
 	k := recKind(d.u8())
 	name, sub := d.str(), d.str()
 	skip := lsn <= b.replay.covered[nameKey(name)]
-	var err error
-	switch {
-	case d.err != nil:
-		err = d.err
-	case k == recTransfer:
-		err = b.applyTransfer(d, name, sub, skip)
-	case skip:
-	case k == recTransferLost:
-		// Its source is deleted, perhaps a namesake created since: the
-		// forward leaves the outbox by the source's name.
-		if f := b.replay.unsend(name, sub, d.key(), &b.outbox); f != nil {
-			store.Recycle(f.m)
-		}
-	case k == recCreate:
-		err = b.applyCreate(d, name, sub)
-	case k == recDelete:
-		err = b.applyDelete(d, name, sub)
-	default:
-		var e *Entity
-		if e, err = b.replayEntity(name, sub); err == nil {
-			e.mu.Lock()
-			err = e.apply(k, d)
-			e.mu.Unlock()
-		}
-	}
-	if err == nil {
-		err = d.err
+	err := d.err
+	if err == nil && (k == recTransfer || !skip) {
+		err = b.applyRecord(k, d, name, sub, skip)
 	}
 	if err != nil {
 		return fmt.Errorf("record %d (%v of %s): %w", lsn, k, pathOf(name, sub), err)
 	}
 	return nil
+}
+
+// applyRecord decodes the rest of a record of kind k about the entity
+// (name, sub) and applies it.
+func (b *Broker) applyRecord(k recKind, d *decoder, name, sub string, skip bool) error {
+	r := newRecord(k)
+	if r == nil {
+		return fmt.Errorf("unknown record kind %d", uint8(k))
+	}
+	r.decode(d)
+	if d.err != nil {
+		return d.err
+	}
+	switch r := r.(type) {
+	case brokerRecord:
+		return r.apply(b, name, sub, skip)
+	case entityRecord:
+		e, err := b.replayEntity(name, sub)
+		if err != nil {
+			return err
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return r.apply(e)
+	}
+	return fmt.Errorf("record kind %d applies to nothing", uint8(k))
 }
 
 func pathOf(name, sub string) string {
@@ -216,96 +220,26 @@ func (b *Broker) replayEntity(name, sub string) (*Entity, error) {
 	return nil, errors.New("no such subscription")
 }
 
-func (b *Broker) applyCreate(d *decoder, name, sub string) error {
-	kind, c, at := Kind(d.u8()), d.config(), d.svar()
-	if sub == "" {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if b.lookupLocked(name) != nil {
-			return errDiverged
-		}
-		b.createLocked(kind, name, c, at)
-		return nil
-	}
-	n := d.uvar()
-	if d.err != nil || n > uint64(len(d.b)) {
-		return errShort
-	}
-	rules := make([]*Rule, n)
-	for i := range rules {
-		r, err := CompileRule(d.rule())
-		if err != nil {
-			return err
-		}
-		rules[i] = r
-	}
-	t, err := b.replayEntity(name, "")
-	if err != nil {
-		return err
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if i, found := t.findSubLocked(sub); found && !t.subs[i].deleted.Load() {
-		return errDiverged
-	}
-	unlockAll(t.lockSubsLocked(at)) // drops deleted subscriptions
-	t.createSubLocked(sub, c, rules, at)
-	return nil
+// find returns the message of q with key k, not locked, or nil.
+func (e *Entity) find(q store.Queue, k store.Key, session string) *store.Message {
+	return e.st.Find(q, k, session)
 }
 
-func (b *Broker) applyDelete(d *decoder, name, sub string) error {
-	at := d.svar()
-	e, err := b.replayEntity(name, sub)
-	if err != nil {
-		return err
-	}
-	if sub == "" {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		e.mu.Lock()
-		e.deleteLocked(at)
-		e.mu.Unlock()
-		delete(b.entities, nameKey(name))
+// lockedReplay returns e's message of q with key k, locked, or nil.
+func (e *Entity) lockedReplay(q store.Queue, k store.Key) *store.Message {
+	ref := lockRef{e, q, k}
+	m := e.b.replay.locks[ref]
+	if m == nil || !e.st.Holds(m) || m.State() != store.Locked || m.Queue() != q || m.Key() != k {
 		return nil
 	}
-	t := e.topic
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e.mu.Lock()
-	e.deleteLocked(at)
-	e.mu.Unlock()
-	unlockAll(t.lockSubsLocked(at))
-	return nil
+	delete(e.b.replay.locks, ref)
+	return m
 }
 
-// applyTransfer applies a message's arrival from another entity: it leaves
-// the outbox whatever the snapshots cover, and enters its destination unless
-// the destination's snapshot has it.
-func (b *Broker) applyTransfer(d *decoder, name, sub string, skip bool) error {
-	fromName, fromSub, key, at := d.str(), d.str(), d.key(), d.svar()
-	if f := b.replay.unsend(fromName, fromSub, key, &b.outbox); f != nil {
-		store.Recycle(f.m)
-	}
-	if skip {
-		return nil
-	}
-	m := d.message()
-	if d.err != nil {
-		return d.err
-	}
-	e, err := b.replayEntity(name, sub)
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if why := e.refusesLocked(m); why != "" {
-		return fmt.Errorf("%w: %s", errDiverged, why)
-	}
-	if why := e.acceptForwardLocked(m, at, nil); why != "" {
-		return fmt.Errorf("%w: %s", errDiverged, why)
-	}
-	return nil
+// noteLockReplay notes that m is locked, for the records that name it by
+// its key.
+func (e *Entity) noteLockReplay(m *store.Message) {
+	e.b.replay.locks[lockRef{e, m.Queue(), m.Key()}] = m
 }
 
 // unsend takes the message of entity (name, sub) with key k out of the

@@ -53,8 +53,7 @@ func (e *Entity) Send(ctx context.Context, recs []*store.Message, at int64, seqs
 // their sum is a bound that refuses a batch far over the limit before
 // any of it is encoded.
 func (e *Entity) sendRecLocked(recs []*store.Message, now int64) (*encoder, error) {
-	enc := e.rec(recSend)
-	if enc == nil {
+	if !e.journaled() {
 		return nil, nil
 	}
 	what := func() string {
@@ -68,17 +67,14 @@ func (e *Entity) sendRecLocked(recs []*store.Message, now int64) (*encoder, erro
 		bodies += int64(len(m.Body))
 	}
 	if bodies > int64(e.b.dur.maxRecord) {
-		enc.drop()
 		return nil, e.errRecord(errs.ErrMessageTooLarge, what()+" (their bodies alone)", bodies, true)
 	}
-	enc.svar(now)
-	enc.uvar(uint64(len(recs)))
-	for i, m := range recs {
-		enc.message(m)
-		if n := len(enc.b); n > e.b.dur.maxRecord {
-			enc.drop()
-			return nil, e.errRecord(errs.ErrMessageTooLarge, what(), int64(n), i < len(recs)-1)
-		}
+	r := sendRecord{at: now, msgs: recs}
+	var encoded int
+	enc := e.begin(r.kind(), func(enc *encoder) { encoded = r.encodeWithin(enc, e.b.dur.maxRecord) })
+	if n := len(enc.b); n > e.b.dur.maxRecord {
+		enc.drop()
+		return nil, e.errRecord(errs.ErrMessageTooLarge, what(), int64(n), encoded < len(recs))
 	}
 	return enc, nil
 }
@@ -201,12 +197,8 @@ func (e *Entity) Cancel(ctx context.Context, seqs []int64) (err error) {
 		}
 		found[i] = m
 	}
-	if enc := e.rec(recCancel); enc != nil {
-		enc.svar(now)
-		enc.uvar(uint64(len(seqs)))
-		for _, seq := range seqs {
-			enc.svar(seq)
-		}
+	rec := cancelRecord{at: now, seqs: seqs}
+	if enc := e.begin(rec.kind(), rec.encode); enc != nil {
 		if err := e.recordTooLarge(enc, errs.ErrInvalidArgument, strconv.Itoa(len(seqs))+" sequence numbers"); err != nil {
 			return err
 		}

@@ -155,12 +155,8 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 // holdLocked gives session id to a new receiver until now + LockDuration:
 // activity (SEMANTICS A2), also when replayed.
 func (e *Entity) holdLocked(id string, mode Mode, now int64) *Receiver {
-	if enc := e.rec(recHold); enc != nil {
-		enc.str(id)
-		enc.u8(uint8(mode))
-		enc.svar(now)
-		e.commit(enc)
-	}
+	rec := holdRecord{id: id, mode: mode, at: now}
+	e.log(rec.kind(), rec.encode)
 	s := e.sessions.byID[id]
 	if s == nil {
 		s = &session{id: id}
@@ -184,12 +180,8 @@ func (e *Entity) holdLocked(id string, mode Mode, now int64) *Receiver {
 // without counting a delivery, SS5). Its blocked calls wake; so does a
 // receive waiting for a session, when this one has messages.
 func (e *Entity) releaseSessionLocked(s *session, at int64, expired bool) {
-	if enc := e.rec(recRelease); enc != nil {
-		enc.str(s.id)
-		enc.svar(at)
-		enc.boolean(expired)
-		e.commit(enc)
-	}
+	r := releaseRecord{id: s.id, at: at, expired: expired}
+	e.log(r.kind(), r.encode)
 	e.st.LockedIn(s.id, func(m *store.Message) {
 		e.emitLocked(EventLockLost, m, store.Main, at, "")
 		if !expired {
@@ -267,12 +259,8 @@ func (e *Entity) renewSessionLocked(s *session, now int64) int64 {
 // Open, so that the lock does not end at its earlier end in the catch-up
 // (SEMANTICS L6 then ends it at Open, as every lock).
 func (e *Entity) relockSessionLocked(s *session, until int64) {
-	if enc := e.rec(recRenew); enc != nil {
-		enc.boolean(true)
-		enc.str(s.id)
-		enc.svar(until)
-		e.commit(enc)
-	}
+	r := renewRecord{session: true, id: s.id, until: until}
+	e.log(r.kind(), r.encode)
 	e.sessions.locks.Delete(sessLock{s.lockedUntil, s.id})
 	s.lockedUntil = until
 	e.sessions.locks.ReplaceOrInsert(sessLock{until, s.id})
@@ -303,11 +291,9 @@ func (r *Receiver) SetSessionState(ctx context.Context, state []byte) (err error
 	e := r.e
 	// The record is the call's own data: built, and checked against the
 	// journal's limit, before anything changes (V3).
-	enc := e.rec(recState)
+	rec := stateRecord{id: r.sess.id, state: state, at: now}
+	enc := e.begin(rec.kind(), rec.encode)
 	if enc != nil {
-		enc.str(r.sess.id)
-		enc.bytes(state)
-		enc.svar(now)
 		if err := e.recordTooLarge(enc, errs.ErrMessageTooLarge, "a session state of "+strconv.Itoa(len(state))+" bytes"); err != nil {
 			return err
 		}

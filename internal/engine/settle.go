@@ -69,16 +69,10 @@ func (r *Receiver) Settle(ctx context.Context, s Settlement) (lockedUntil int64,
 	// The record is the call's own data: built, and checked against the
 	// journal's limit, before anything changes (V3). settleLocked appends
 	// no record of its own.
-	enc := e.rec(recSettle)
-	if enc != nil {
-		enc.u8(uint8(r.q))
-		enc.key(m.Key())
-		enc.u8(uint8(s.Op))
-		enc.svar(now)
-		enc.svar(retry)
-		enc.props(s.Props)
-		enc.str(s.Reason)
-		enc.str(s.Description)
+	var enc *encoder
+	if e.journaled() {
+		rec := settleRecord{q: r.q, key: m.Key(), op: s.Op, at: now, retry: retry, props: s.Props, reason: s.Reason, description: s.Description}
+		enc = e.begin(rec.kind(), rec.encode)
 		if err := e.recordTooLarge(enc, errs.ErrMessageTooLarge, "the settlement's PropertiesToModify, reason and description"); err != nil {
 			return 0, err
 		}

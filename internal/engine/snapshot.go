@@ -240,63 +240,10 @@ func (b *Broker) snapshotUnit(w *snapWriter, name string) {
 	}
 }
 
-// snapshotLocked writes e: what it is, its times and numbers, its
-// duplicate-detection history, sessions, messages, messages on their way
-// elsewhere, and a subscription's rules.
+// snapshotLocked writes e's state (entityState).
 func (e *Entity) snapshotLocked(w *snapWriter) {
-	w.boolean(!e.deleted.Load())
-	w.u8(uint8(e.kind))
-	w.str(e.name)
-	w.config(e.cfg)
-	for _, v := range [...]int64{e.created, e.updated, e.accessed, e.lastActivity.Load(), e.lastActivation, e.seq} {
-		w.svar(v)
-	}
-	if h := e.dups; h != nil {
-		for _, x := range h.order[h.head:] {
-			if h.until[x.id] == x.until {
-				w.u8(1)
-				w.str(x.id)
-				w.svar(x.until)
-			}
-		}
-	}
-	w.u8(0)
-	if e.sessions != nil {
-		for _, s := range e.sessions.byID {
-			w.u8(1)
-			w.str(s.id)
-			w.bytes(s.state)
-			w.boolean(s.holder != nil)
-			if s.holder != nil {
-				w.u8(uint8(s.holder.mode))
-				w.svar(s.acceptedAt)
-				w.svar(s.lockedUntil)
-			}
-		}
-	}
-	w.u8(0)
-	e.st.Each(func(m *store.Message) {
-		w.u8(1)
-		w.u8(uint8(m.Queue()))
-		w.key(m.Key())
-		w.u8(uint8(m.State()))
-		w.svar(m.Due())
-		w.svar(m.LockedUntil())
-		w.message(m)
-		w.flush(snapChunk)
-	})
-	w.u8(0)
-	o := &e.b.outbox
-	o.mu.Lock()
-	o.eachLocked(func(f *forward) { e.snapshotForward(w, f) })
-	o.mu.Unlock()
-	w.u8(0)
-	if e.kind == KindSubscription {
-		w.uvar(uint64(len(e.rules)))
-		for _, r := range e.rules {
-			w.rule(r.Spec)
-		}
-	}
+	st := e.stateLocked()
+	st.encode(w)
 }
 
 // snapshotForward writes f when it left e.
@@ -445,50 +392,12 @@ func (b *Broker) restore(snap []byte) error {
 // restoreEntity reads an entity that snapshotLocked wrote; topic is a
 // subscription's topic, already restored.
 func (b *Broker) restoreEntity(d *decoder, topic *Entity, fwd *[]*forward) (*Entity, error) {
-	live, kind, name, c := d.boolean(), Kind(d.u8()), d.str(), d.config()
-	var v [6]int64
-	for i := range v {
-		v[i] = d.svar()
-	}
+	var st entityState
+	st.decode(d)
 	if d.err != nil {
 		return nil, d.err
 	}
-	if (topic != nil) != (kind == KindSubscription) {
-		return nil, errDiverged
-	}
-	e := newEntity(b, kind, name, topic, c, v[0])
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.updated, e.accessed, e.lastActivation, e.seq = v[1], v[2], v[4], v[5]
-	e.lastActivity.Store(v[3])
-	e.deleted.Store(!live)
-	if err := e.restoreDups(d); err != nil {
-		return nil, err
-	}
-	if err := e.restoreSessions(d); err != nil {
-		return nil, err
-	}
-	if err := e.restoreMessages(d); err != nil {
-		return nil, err
-	}
-	for d.u8() == 1 && d.err == nil {
-		*fwd = append(*fwd, d.forward(e))
-	}
-	if kind == KindSubscription {
-		n := d.count()
-		for range n {
-			r, err := CompileRule(d.rule())
-			if err != nil {
-				return nil, err
-			}
-			e.rules = append(e.rules, r)
-		}
-	}
-	if d.err != nil {
-		return nil, d.err
-	}
-	e.rescheduleLocked()
-	return e, nil
+	return st.apply(b, topic, fwd)
 }
 
 // forward reads a message on its way from e that snapWriter.forward wrote.
@@ -527,54 +436,234 @@ func (b *Broker) restoreOrphans(d *decoder, fwd *[]*forward) error {
 	return d.err
 }
 
-// restoreDups reads e's duplicate-detection history.
-func (e *Entity) restoreDups(d *decoder) error {
-	for d.u8() == 1 && d.err == nil {
-		if e.dups == nil {
-			return errDiverged
-		}
-		e.dups.add(d.str(), d.svar())
-	}
-	return d.err
+// entityState is what a snapshot holds of one entity: what it is, its
+// configuration, times and numbers, its duplicate-detection history, its
+// sessions, its messages with their queue, key, state and deadlines, the
+// messages on their way elsewhere that left it, and a subscription's rules.
+// Its encode writes the format snapshotLocked always wrote, decode reads
+// it and apply makes the entity, side by side. A snapshot writes the
+// messages and forwards of src, the entity it reads under its lock, as it
+// goes, rather than a copy of them all (stateLocked); a restore reads them
+// into msgs and forwards.
+type entityState struct {
+	live                                                          bool
+	kind                                                          Kind
+	name                                                          string
+	cfg                                                           Config
+	created, updated, accessed, lastActivity, lastActivation, seq int64
+	dups                                                          []dupEntry
+	sessions                                                      []sessionState
+	msgs                                                          []messageState
+	forwards                                                      []*forward // from is not set
+	rules                                                         []RuleSpec
+	src                                                           *Entity
 }
 
-// restoreSessions reads e's sessions: their state and, for a session held
-// when the snapshot was taken, its holder and lock.
-func (e *Entity) restoreSessions(d *decoder) error {
-	for d.u8() == 1 && d.err == nil {
-		if e.sessions == nil {
-			return errDiverged
+// sessionState is a session in a snapshot: its state and, when it was
+// held, its holder's mode and its lock.
+type sessionState struct {
+	id                      string
+	state                   []byte
+	held                    bool
+	mode                    Mode
+	acceptedAt, lockedUntil int64
+}
+
+// messageState is a message in a snapshot, with where and how it is in
+// its entity's store.
+type messageState struct {
+	q          store.Queue
+	key        store.Key
+	state      store.State
+	due, until int64
+	m          *store.Message
+}
+
+// stateLocked returns e's state to encode, its messages and forwards read
+// from e as they are written; e's lock is held.
+func (e *Entity) stateLocked() entityState {
+	st := entityState{live: !e.deleted.Load(), kind: e.kind, name: e.name, cfg: e.cfg,
+		created: e.created, updated: e.updated, accessed: e.accessed, lastActivity: e.lastActivity.Load(),
+		lastActivation: e.lastActivation, seq: e.seq, src: e}
+	if h := e.dups; h != nil {
+		for _, x := range h.order[h.head:] {
+			if h.until[x.id] == x.until {
+				st.dups = append(st.dups, x)
+			}
 		}
-		s := &session{id: d.str(), state: d.bytes()}
+	}
+	if e.sessions != nil {
+		for _, s := range e.sessions.byID {
+			ss := sessionState{id: s.id, state: s.state, held: s.holder != nil}
+			if ss.held {
+				ss.mode, ss.acceptedAt, ss.lockedUntil = s.holder.mode, s.acceptedAt, s.lockedUntil
+			}
+			st.sessions = append(st.sessions, ss)
+		}
+	}
+	if e.kind == KindSubscription {
+		st.rules = make([]RuleSpec, len(e.rules))
+		for i, r := range e.rules {
+			st.rules[i] = r.Spec
+		}
+	}
+	return st
+}
+
+func (st *entityState) encode(w *snapWriter) {
+	w.boolean(st.live)
+	w.u8(uint8(st.kind))
+	w.str(st.name)
+	w.config(st.cfg)
+	for _, v := range [...]int64{st.created, st.updated, st.accessed, st.lastActivity, st.lastActivation, st.seq} {
+		w.svar(v)
+	}
+	for _, x := range st.dups {
+		w.u8(1)
+		w.str(x.id)
+		w.svar(x.until)
+	}
+	w.u8(0)
+	for _, s := range st.sessions {
+		w.u8(1)
+		w.str(s.id)
+		w.bytes(s.state)
+		w.boolean(s.held)
+		if s.held {
+			w.u8(uint8(s.mode))
+			w.svar(s.acceptedAt)
+			w.svar(s.lockedUntil)
+		}
+	}
+	w.u8(0)
+	if e := st.src; e != nil {
+		e.st.Each(func(m *store.Message) {
+			ms := messageState{q: m.Queue(), key: m.Key(), state: m.State(), due: m.Due(), until: m.LockedUntil(), m: m}
+			ms.encode(w)
+		})
+	} else {
+		for i := range st.msgs {
+			st.msgs[i].encode(w)
+		}
+	}
+	w.u8(0)
+	if e := st.src; e != nil {
+		// Under the outbox's lock, which keeps each as it is (forward.go).
+		o := &e.b.outbox
+		o.mu.Lock()
+		o.eachLocked(func(f *forward) { e.snapshotForward(w, f) })
+		o.mu.Unlock()
+	} else {
+		for _, f := range st.forwards {
+			w.u8(1)
+			w.forward(f)
+		}
+	}
+	w.u8(0)
+	if st.kind == KindSubscription {
+		w.uvar(uint64(len(st.rules)))
+		for _, r := range st.rules {
+			w.rule(r)
+		}
+	}
+}
+
+func (ms *messageState) encode(w *snapWriter) {
+	w.u8(1)
+	w.u8(uint8(ms.q))
+	w.key(ms.key)
+	w.u8(uint8(ms.state))
+	w.svar(ms.due)
+	w.svar(ms.until)
+	w.message(ms.m)
+	w.flush(snapChunk)
+}
+
+func (st *entityState) decode(d *decoder) {
+	st.live, st.kind, st.name, st.cfg = d.boolean(), Kind(d.u8()), d.str(), d.config()
+	for _, v := range [...]*int64{&st.created, &st.updated, &st.accessed, &st.lastActivity, &st.lastActivation, &st.seq} {
+		*v = d.svar()
+	}
+	for d.u8() == 1 && d.err == nil {
+		st.dups = append(st.dups, dupEntry{id: d.str(), until: d.svar()})
+	}
+	for d.u8() == 1 && d.err == nil {
+		s := sessionState{id: d.str(), state: d.bytes()}
+		if s.held = d.boolean(); s.held {
+			s.mode, s.acceptedAt, s.lockedUntil = Mode(d.u8()), d.svar(), d.svar()
+		}
+		st.sessions = append(st.sessions, s)
+	}
+	for d.u8() == 1 && d.err == nil {
+		ms := messageState{q: store.Queue(d.u8()), key: d.key(), state: store.State(d.u8()), due: d.svar(), until: d.svar()}
+		ms.m = d.message()
+		st.msgs = append(st.msgs, ms)
+	}
+	for d.u8() == 1 && d.err == nil {
+		st.forwards = append(st.forwards, d.forward(nil))
+	}
+	if st.kind == KindSubscription {
+		st.rules = make([]RuleSpec, d.count())
+		for i := range st.rules {
+			st.rules[i] = d.rule()
+		}
+	}
+}
+
+// apply makes the entity st is, a subscription of topic (nil: none), with
+// its messages and sessions, and adds the messages on their way that left
+// it to fwd.
+func (st *entityState) apply(b *Broker, topic *Entity, fwd *[]*forward) (*Entity, error) {
+	if (topic != nil) != (st.kind == KindSubscription) {
+		return nil, errDiverged
+	}
+	e := newEntity(b, st.kind, st.name, topic, st.cfg, st.created)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.updated, e.accessed, e.lastActivation, e.seq = st.updated, st.accessed, st.lastActivation, st.seq
+	e.lastActivity.Store(st.lastActivity)
+	e.deleted.Store(!st.live)
+	for _, x := range st.dups {
+		if e.dups == nil {
+			return nil, errDiverged
+		}
+		e.dups.add(x.id, x.until)
+	}
+	for _, ss := range st.sessions {
+		if e.sessions == nil {
+			return nil, errDiverged
+		}
+		s := &session{id: ss.id, state: ss.state}
 		e.sessions.byID[s.id] = s
 		e.sessions.bytes += int64(len(s.state)) // in the size and quota (SEMANTICS SS9)
 		e.quota.Add(int64(len(s.state)))
-		if d.boolean() {
-			s.holder = &Receiver{e: e, q: store.Main, mode: Mode(d.u8()), sess: s}
-			s.acceptedAt, s.lockedUntil = d.svar(), d.svar()
+		if ss.held {
+			s.holder = &Receiver{e: e, q: store.Main, mode: ss.mode, sess: s}
+			s.acceptedAt, s.lockedUntil = ss.acceptedAt, ss.lockedUntil
 			e.sessions.locks.ReplaceOrInsert(sessLock{s.lockedUntil, s.id})
 			e.st.Hold(s.id)
 		}
 	}
-	return d.err
-}
-
-// restoreMessages reads e's messages, each with its queue, key, state and
-// deadlines.
-func (e *Entity) restoreMessages(d *decoder) error {
-	for d.u8() == 1 && d.err == nil {
-		q, k, st, due, until := store.Queue(d.u8()), d.key(), store.State(d.u8()), d.svar(), d.svar()
-		m := d.message()
-		if d.err != nil {
-			break
+	for _, ms := range st.msgs {
+		if e.st.Find(ms.q, ms.key, ms.m.SessionID) != nil {
+			return nil, fmt.Errorf("%w: message %d twice", errDiverged, ms.key.Seq)
 		}
-		if e.st.Find(q, k, m.SessionID) != nil {
-			return fmt.Errorf("%w: message %d twice", errDiverged, k.Seq)
-		}
-		e.st.Restore(m, k, q, st, due, until)
-		if st == store.Locked {
-			e.noteLockReplay(m)
+		e.st.Restore(ms.m, ms.key, ms.q, ms.state, ms.due, ms.until)
+		if ms.state == store.Locked {
+			e.noteLockReplay(ms.m)
 		}
 	}
-	return d.err
+	for _, f := range st.forwards {
+		f.from = e
+		*fwd = append(*fwd, f)
+	}
+	for _, spec := range st.rules {
+		r, err := CompileRule(spec)
+		if err != nil {
+			return nil, err
+		}
+		e.rules = append(e.rules, r)
+	}
+	e.rescheduleLocked()
+	return e, nil
 }

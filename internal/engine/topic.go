@@ -168,15 +168,13 @@ func (t *Entity) CreateSubscription(name string, cfg Config, rules []*Rule) (_ *
 		}
 	}
 	s := t.createSubLocked(name, cfg, rules, now)
-	if enc := s.rec(recCreate); enc != nil {
-		enc.u8(uint8(KindSubscription))
-		enc.config(cfg)
-		enc.svar(now)
-		enc.uvar(uint64(len(rules)))
-		for _, r := range rules {
-			enc.rule(r.Spec)
+	if s.journaled() {
+		specs := make([]RuleSpec, len(rules))
+		for i, r := range rules {
+			specs[i] = r.Spec
 		}
-		s.commit(enc)
+		r := createRecord{entityKind: KindSubscription, cfg: cfg, at: now, rules: specs}
+		s.log(r.kind(), r.encode)
 	}
 	return s, nil
 }
@@ -260,10 +258,9 @@ func (s *Entity) CreateRule(r *Rule) (err error) {
 	if i, found := findRule(s.rules, r.Spec.Name); found {
 		return errs.Errorf(errs.ErrAlreadyExists, s.describe(), "rule %q", s.rules[i].Spec.Name)
 	}
-	enc := s.rec(recRuleAdd)
+	rec := ruleAddRecord{rule: r.Spec, at: now}
+	enc := s.begin(rec.kind(), rec.encode)
 	if enc != nil {
-		enc.rule(r.Spec)
-		enc.svar(now)
 		if err := s.recordTooLarge(enc, errs.ErrInvalidArgument, "rule "+strconv.Quote(r.Spec.Name)); err != nil {
 			return err
 		}
@@ -295,11 +292,8 @@ func (s *Entity) DeleteRule(name string) (err error) {
 		return errs.Errorf(errs.ErrNotFound, s.describe(), "rule %q", name)
 	}
 	s.deleteRuleLocked(i, now)
-	if enc := s.rec(recRuleDelete); enc != nil {
-		enc.str(name)
-		enc.svar(now)
-		s.commit(enc)
-	}
+	r := ruleDeleteRecord{name: name, at: now}
+	s.log(r.kind(), r.encode)
 	return nil
 }
 

@@ -207,15 +207,13 @@ func (e *Entity) cancelLocked(m *store.Message, now int64) {
 func (e *Entity) takeLocked(r *Receiver, max int, now int64, views []store.View) []store.View {
 	n := min(max, r.available())
 	until := e.lockEndLocked(r, now)
-	enc := e.rec(recTake)
-	if enc != nil {
-		enc.u8(uint8(r.q))
-		enc.u8(uint8(r.mode))
-		enc.str(r.SessionID())
-		enc.svar(now)
-		enc.svar(until)
-		n = min(n, e.b.keyRoom(len(enc.b))) // no more than the record can name
-		enc.uvar(uint64(n))
+	journaled := e.journaled()
+	var rec takeRecord
+	var buf [8]store.Key
+	if journaled {
+		rec = takeRecord{q: r.q, mode: r.mode, session: r.SessionID(), at: now, until: until, keys: buf[:0]}
+		enc := e.begin(rec.kind(), rec.encode)
+		n = min(n, e.b.keyRoom(len(enc.b)-1)) // no more than the record can name (its count of none is a byte)
 	}
 	renew := r.renewUntil(now)
 	for range n {
@@ -230,8 +228,8 @@ func (e *Entity) takeLocked(r *Receiver, max int, now int64, views []store.View)
 		default:
 			m = e.st.RemoveFirst(r.q)
 		}
-		if enc != nil {
-			enc.key(m.Key())
+		if journaled {
+			rec.keys = append(rec.keys, m.Key())
 		}
 		e.deliveredLocked(m, r.q, r.mode, now, renew)
 		views = append(views, m.View(store.Available, r.mode == ReceiveAndDelete))
@@ -247,7 +245,9 @@ func (e *Entity) takeLocked(r *Receiver, max int, now int64, views []store.View)
 			views[i].Drain = true
 		}
 	}
-	e.commit(enc)
+	if journaled {
+		e.log(rec.kind(), rec.encode)
+	}
 	return views
 }
 
@@ -311,12 +311,9 @@ func (e *Entity) renewLocked(m *store.Message, now int64) int64 {
 // at its earlier end in the catch-up (SEMANTICS L6 then ends it at Open, as
 // every lock).
 func (e *Entity) relockLocked(m *store.Message, until int64) {
-	if enc := e.rec(recRenew); enc != nil {
-		enc.boolean(false)
-		enc.u8(uint8(m.Queue()))
-		enc.key(m.Key())
-		enc.svar(until)
-		e.commit(enc)
+	if e.journaled() {
+		r := renewRecord{q: m.Queue(), key: m.Key(), until: until}
+		e.log(r.kind(), r.encode)
 	}
 	e.st.Renew(m, until)
 	e.noteDueLocked(until)
@@ -475,13 +472,9 @@ func (e *Entity) deadlineLocked(d store.Deadline) {
 
 // deadlineRecLocked records that deadline what of m came at instant at.
 func (e *Entity) deadlineRecLocked(what uint8, m *store.Message, at int64) {
-	if enc := e.rec(recDeadline); enc != nil {
-		enc.u8(what)
-		enc.u8(uint8(m.Queue()))
-		enc.key(m.Key())
-		enc.str(m.SessionID)
-		enc.svar(at)
-		e.commit(enc)
+	if e.journaled() {
+		r := deadlineRecord{what: what, q: m.Queue(), key: m.Key(), session: m.SessionID, at: at}
+		e.log(r.kind(), r.encode)
 	}
 }
 
