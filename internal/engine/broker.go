@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -11,7 +12,9 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/google/btree"
 	"github.com/minibus-go/minibus/internal/errs"
+	"github.com/minibus-go/minibus/internal/store"
 )
 
 // Broker is the engine of one namespace: its entities, its clock and its
@@ -287,3 +290,279 @@ func (b *Broker) Clock() clock.Clock { return b.clock }
 // Now returns the clock's now as the broker reads it (clockNow), in the
 // clock's location.
 func (b *Broker) Now() time.Time { return b.Time(b.clockNow()) }
+
+// events is the broker's queue of events on their way to the observer.
+//
+// Transitions push events under their entity's lock, so each entity's events
+// are in the order of its state; each event gets the next ticket. They wait
+// in their entity's lane, by lower-case path, so that an entity deleted and
+// created again keeps its order. A call hands the waiting events to the
+// observer itself once it holds no entity lock (deliverEvents), with no
+// broker lock held while the observer runs: it takes a batch, the waiting
+// events of one free lane, and observes them in order while the lane is
+// busy; batches of different lanes may go out at once from different
+// goroutines. So an observer that waits for another goroutine's call does
+// not hold up that call's events, unless they are of the entity whose event
+// the observer is handling.
+//
+// Free lanes with waiting events are ready, by the ticket of their first
+// one; a call takes the first ready lane, and of it only the events before
+// the next ready lane's first, so that the events that one goroutine pushed
+// reach the observer in ticket order when no other delivery runs. An event
+// counts as handed over when its observer call begins, not when its batch is
+// taken: an observer blocked on one event of a batch holds up the rest of
+// the batch as it would hold up the rest of the lane.
+//
+// A call returns once every event pushed before it ends has been handed
+// over, and every event pushed since it began (its own among them) has been
+// observed: another goroutine may have taken them, and the call waits until
+// that delivery is over. mu is a leaf lock.
+//
+// The common case, one goroutine that pushes the events of one call and
+// then delivers them, takes mu twice: once to push, once to take the batch;
+// knowing then that nothing else is left to wait for, the call returns
+// after its batch without taking mu again. The end of a batch is a store to
+// its lane's at, which the next push to the lane finishes, or, when events
+// wait after the batch or too many batches are busy, the next call that
+// looks (reapLocked), unless a call waits: then the goroutine that observed
+// it takes mu to finish it and wake the waiters (endLocked), as it does when
+// it has more to do.
+//
+// The lanes' events are in rings, and the ready and busy lanes in lists of
+// numbers, so that a delivery writes few pointers: the write barrier of a
+// collection that runs meanwhile would cost more than the writes. With
+// several goroutines, mu is what they queue for, and each cache line that
+// goes from core to core while it is held lengthens the queue: what one
+// goroutine reads of another's busy lane is in the lane's first line, not
+// in its ring; lanes do not share lines; a call reads no lane whose batch
+// it need not finish.
+type events struct {
+	// Read by every call without mu, and seldom written: apart from mu's
+	// cache line, which every call writes.
+	on      bool // an observer or a debug logger wants events
+	observe func(*Event)
+	// waiters counts the calls that wait, in deliverEvents, for a batch to
+	// end.
+	waiters atomic.Int32
+	_       [64]byte
+
+	mu sync.Mutex
+	// last is the ticket of the last event pushed, written under mu;
+	// tickets count from 1.
+	last atomic.Uint64
+	// open counts the events pushed whose batch has not been finished.
+	open int
+	// all holds every lane, by its number; ready the free lanes with
+	// waiting events, a heap by the ticket of the first; busy the numbers of
+	// the lanes whose batch is being observed or has not been finished, and
+	// slots the index in busy of each busy lane, by number; stalled those
+	// of the busy lanes that have events waiting after their batch, which
+	// become ready when it is finished.
+	all     []*lane
+	ready   []readyLane
+	busy    []int32
+	slots   []int32
+	stalled []int32
+	// ended is broadcast, on mu, when a batch ends while a call waits.
+	ended sync.Cond
+	// lanes are the entities' lanes by lower-case path; nil when events are
+	// not wanted. A lane whose entity is deleted leaves it once its last
+	// event is observed (releaseLocked), and waits in free, by number, to
+	// serve another path: a namespace that makes and deletes entities
+	// without end keeps as many lanes as it has entities.
+	lanes  map[string]*lane
+	free   []int32
+	shared *lane
+}
+
+// lane orders the events of one entity path: its batches are observed one
+// at a time, in order. Its events are in the ring q, at positions that
+// count up without end (a position's slot is q[pos&(len(q)-1)]): the batch
+// at [head, mid), the events waiting after it at [mid, tail). A slot keeps
+// its strings until it is written again; a ring longer than 64 goes once
+// empty. Guarded by events.mu, except at.
+type lane struct {
+	// The first cache line holds all that another goroutine's settledLocked
+	// reads of the lane.
+	head, mid, tail uint64
+	// next is the ticket of the first waiting event, at mid, when there is
+	// one; first and second those of the batch's first two events (second
+	// is 0 for a batch of one): what settledLocked reads of another
+	// goroutine's lane, without its ring.
+	next, first, second uint64
+	// at is the position of the event being observed while busy (at or
+	// after head), and mid once the batch is over: written by the goroutine
+	// that observes the batch.
+	at atomic.Uint64
+
+	q       []queued
+	busy    bool
+	stalled bool // in events.stalled
+	// gone says the lane's entity is deleted (EventEntityDeleted pushed)
+	// and no entity has taken the lane since: once its events are
+	// observed, it is released.
+	gone bool
+	id   int32
+	key  string // the path's, in events.lanes
+	// Lanes are made one after the other: 128 bytes, a lane shares no
+	// cache line with another, which another goroutine may be writing.
+	_ [16]byte
+}
+
+// readyLane is a ready lane in the heap: its number, and the ticket of its
+// first waiting event.
+type readyLane struct {
+	first uint64
+	id    int32
+}
+
+// queued is an event with its ticket.
+type queued struct {
+	Event
+	ticket uint64
+}
+
+type schedItem struct {
+	due int64
+	id  uint64
+	e   *Entity
+}
+
+// scheduler is the broker's view of every entity's earliest deadline, and
+// its one timer.
+type scheduler struct {
+	// next is the earliest registered instant, or store.Never.
+	next atomic.Int64
+
+	// catchMu serializes catch-ups. It is taken with no other lock held.
+	// running is set while a catch-up runs: a call that starts meanwhile
+	// waits for it, so that it never sees one instant half processed (T3).
+	catchMu sync.Mutex
+	running atomic.Bool
+
+	// mu guards tree and watched. It is a leaf lock: nothing is locked under
+	// it.
+	mu   sync.Mutex
+	tree *btree.BTreeG[schedItem]
+	// watched holds every entity a receiver has ever blocked on (deleted ones
+	// are dropped by watchedNext). The timer is armed only for the deadlines
+	// of those whose watchers count is not zero.
+	watched map[*Entity]struct{}
+	// forwarders holds every entity that forwards (deleted ones are
+	// dropped by watchedNext): while any receiver blocks, the timer is
+	// armed for their deadlines too, and for those of a forwarding
+	// subscription's topic, whose activations it forwards, since what they
+	// forward may arrive where a receiver waits (SEMANTICS T5). blocked
+	// counts the blocked receivers.
+	forwarders map[*Entity]struct{}
+	blocked    atomic.Int32
+
+	// armedAt is the instant the timer is armed for, or a later one when
+	// the clock moved while it was set (arm); store.Never when none.
+	armedAt atomic.Int64
+
+	// timerMu guards timer and orders arming; sched.mu may be taken under
+	// it, and the clock's own lock.
+	timerMu sync.Mutex
+	timer   *clock.Timer
+}
+
+// quiescence holds the registered work, and a broadcast of its changes for
+// WaitQuiet.
+type quiescence struct {
+	mu      sync.Mutex
+	works   map[Work]struct{}
+	changed chan struct{} // closed at the next change; nil when nobody waits
+}
+
+// blocked is a Receive, or an AcceptNextSession (r nil), that has waited,
+// as WaitQuiet sees it (SEMANTICS P2, P3): registered under the entity's
+// lock before the call first waits, removed when the call returns. It is
+// not idle while what the call waits for is there to take (the call was
+// woken and is on its way to take it), nor from the instant it took until
+// it returns; what it returned is its caller's, and not waited for.
+type blocked struct {
+	e *Entity
+	r *Receiver // the receive's receiver; nil for an AcceptNextSession
+	// took is set, under e.mu, when the call takes messages or a session.
+	took bool
+}
+
+// Journal is the write-ahead log a durable broker appends to.
+type Journal interface {
+	// Append adds a record and returns its log sequence number, without
+	// waiting for I/O; it copies rec.
+	Append(rec []byte) uint64
+	// Last returns the last log sequence number Append returned.
+	Last() uint64
+	// Wait returns once record lsn is as durable as the journal promises,
+	// or the journal's sticky error.
+	Wait(lsn uint64) error
+	// Snapshot has write store the state as of record lsn, so that the
+	// records up to lsn can go.
+	Snapshot(lsn uint64, write func(io.Writer) error) error
+	// Sync returns once record lsn and those before it are on disk,
+	// whatever the journal's mode.
+	Sync(lsn uint64) error
+}
+
+// durability is a durable broker's journal state.
+type durability struct {
+	j Journal
+	// maxRecord is the largest record j takes (see recordTooLarge).
+	maxRecord int
+	// failed holds the first error of the journal: from then on every call
+	// fails with ErrStoreFailed.
+	failed atomic.Pointer[error]
+	// since counts the bytes appended since the last snapshot; compactAt is
+	// how many make the snapshotter take the next one (snapshot.go).
+	since     atomic.Int64
+	compactAt atomic.Int64
+	// compactAfter is the least growth between snapshots; lastSize is the
+	// last snapshot's size.
+	compactAfter int64
+	lastSize     int64
+	// The snapshotter (snapshot.go): kick wakes it, stop stops it, stopped
+	// is closed when it has; snapMu serializes snapshots.
+	kick          chan struct{}
+	stop, stopped chan struct{}
+	snapMu        sync.Mutex
+}
+
+// forward is a message on its way from one entity to another.
+type forward struct {
+	from  *Entity
+	key   store.Key // its key in from, for its transfer dead-letter queue
+	to    string
+	m     *store.Message
+	at    int64  // the instant it left
+	order uint64 // its place in the order of leaving
+	// entered says that it was enqueued in from before it left, and reads
+	// so: if it comes back to from's transfer dead-letter queue it keeps
+	// that EnqueuedTime (SEMANTICS D2). One that only passed through is
+	// enqueued there at the instant it left (F2).
+	entered bool
+	// taken is, while a durable broker's destination takes it, its message
+	// encoded as it left, which a snapshot writes instead of m: the
+	// destination changes m meanwhile, under its own lock. Set and read
+	// under outbox.mu.
+	taken []byte
+}
+
+// outbox holds the messages waiting to be forwarded. mu is a leaf lock,
+// taken under entity locks; flushMu serializes deliveries and is taken with
+// no entity lock held.
+//
+// A durable broker also keeps the messages a flush took and has not
+// delivered yet (flying), so that a snapshot finds every message on its way
+// (snapshot.go): one leaves flying under the lock of the entity whose
+// record tells where it went, as that record is appended (Entity.commit).
+type outbox struct {
+	mu      sync.Mutex
+	waiting []*forward
+	n       atomic.Int32 // pushed and not yet landed (flushForwards)
+	flushMu sync.Mutex
+	track   bool
+	flying  map[*forward]struct{}
+	order   uint64 // numbers the messages in the order they left
+}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"runtime"
-	"strconv"
 
 	"github.com/minibus-go/minibus/internal/errs"
 )
@@ -211,37 +210,6 @@ func (c *call) exit(err *error) {
 		*err = b.durable()
 	}
 	c.waited.done()
-}
-
-// Operation is a call a fault injector can fail. The root package's
-// TestEnumsMirror (enums_internal_test.go) holds the public Operation, which
-// converts from it, to its values and names.
-type Operation uint8
-
-const (
-	OpSend Operation = iota
-	OpSchedule
-	OpCancelScheduled
-	OpReceive
-	OpPeek
-	OpComplete
-	OpAbandon
-	OpDeadLetter
-	OpDefer
-	OpRenewLock
-	OpAcceptSession
-	OpRelease
-	// NumOperations counts the operations.
-	NumOperations
-)
-
-func (op Operation) String() string {
-	names := [...]string{"Send", "Schedule", "CancelScheduled", "Receive", "Peek", "Complete", "Abandon",
-		"DeadLetter", "Defer", "RenewLock", "AcceptSession", "Release"}
-	if int(op) < len(names) {
-		return names[op]
-	}
-	return "Operation(" + strconv.Itoa(int(op)) + ")"
 }
 
 // inject asks every fault injector, in order, whether op on e fails: all

@@ -1,11 +1,8 @@
 package engine
 
 import (
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/google/btree"
 	"github.com/minibus-go/minibus/internal/store"
 )
@@ -222,56 +219,11 @@ func (e *Entity) rescheduleIdleLocked() {
 	}
 }
 
-type schedItem struct {
-	due int64
-	id  uint64
-	e   *Entity
-}
-
 func lessSched(a, b schedItem) bool {
 	if a.due != b.due {
 		return a.due < b.due
 	}
 	return a.id < b.id
-}
-
-// scheduler is the broker's view of every entity's earliest deadline, and
-// its one timer.
-type scheduler struct {
-	// next is the earliest registered instant, or store.Never.
-	next atomic.Int64
-
-	// catchMu serializes catch-ups. It is taken with no other lock held.
-	// running is set while a catch-up runs: a call that starts meanwhile
-	// waits for it, so that it never sees one instant half processed (T3).
-	catchMu sync.Mutex
-	running atomic.Bool
-
-	// mu guards tree and watched. It is a leaf lock: nothing is locked under
-	// it.
-	mu   sync.Mutex
-	tree *btree.BTreeG[schedItem]
-	// watched holds every entity a receiver has ever blocked on (deleted ones
-	// are dropped by watchedNext). The timer is armed only for the deadlines
-	// of those whose watchers count is not zero.
-	watched map[*Entity]struct{}
-	// forwarders holds every entity that forwards (deleted ones are
-	// dropped by watchedNext): while any receiver blocks, the timer is
-	// armed for their deadlines too, and for those of a forwarding
-	// subscription's topic, whose activations it forwards, since what they
-	// forward may arrive where a receiver waits (SEMANTICS T5). blocked
-	// counts the blocked receivers.
-	forwarders map[*Entity]struct{}
-	blocked    atomic.Int32
-
-	// armedAt is the instant the timer is armed for, or a later one when
-	// the clock moved while it was set (arm); store.Never when none.
-	armedAt atomic.Int64
-
-	// timerMu guards timer and orders arming; sched.mu may be taken under
-	// it, and the clock's own lock.
-	timerMu sync.Mutex
-	timer   *clock.Timer
 }
 
 func (s *scheduler) init() {

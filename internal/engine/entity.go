@@ -1,86 +1,14 @@
 package engine
 
 import (
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/google/btree"
 	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/sqlfilter"
 	"github.com/minibus-go/minibus/internal/store"
 )
-
-// Kind says what an entity is.
-type Kind uint8
-
-const (
-	KindQueue Kind = iota
-	KindTopic
-	KindSubscription
-)
-
-func (k Kind) String() string {
-	switch k {
-	case KindQueue:
-		return "queue"
-	case KindTopic:
-		return "topic"
-	}
-	return "subscription"
-}
-
-// Status says which operations an entity accepts (SEMANTICS V5). The root
-// package's TestEnumsMirror (enums_internal_test.go) holds the public
-// EntityStatus, which converts to and from it, to its values and names.
-type Status int
-
-const (
-	StatusActive Status = iota
-	StatusDisabled
-	StatusSendDisabled
-	StatusReceiveDisabled
-	// NumStatuses counts the statuses.
-	NumStatuses
-)
-
-func (s Status) String() string {
-	names := [...]string{"Active", "Disabled", "SendDisabled", "ReceiveDisabled"}
-	if s >= 0 && int(s) < len(names) {
-		return names[s]
-	}
-	return "Status(" + strconv.Itoa(int(s)) + ")"
-}
-
-func (s Status) canSend() bool    { return s == StatusActive || s == StatusReceiveDisabled }
-func (s Status) canReceive() bool { return s == StatusActive || s == StatusSendDisabled }
-
-// Config is an entity's settings in the units of its public properties,
-// checked and with defaults filled in by the caller. Zero durations mean
-// "none": no time to live, no idle deletion. A subscription's MaxSizeMB and
-// MaxMessageKB are its topic's.
-type Config struct {
-	LockDuration               time.Duration
-	MaxDeliveryCount           int32
-	TTL                        time.Duration // DefaultMessageTimeToLive
-	DeadLetterOnExpiry         bool
-	DeadLetterOnFilterError    bool
-	AutoDeleteOnIdle           time.Duration
-	RequiresSession            bool
-	RequiresDuplicateDetection bool
-	DuplicateWindow            time.Duration
-	ForwardTo                  string
-	ForwardDeadLetteredTo      string
-	MaxSizeMB                  int32
-	MaxMessageKB               int64
-	Status                     Status
-}
-
-// maxSize is the entity's quota in bytes (SEMANTICS V3).
-func (c *Config) maxSize() int64 { return int64(c.MaxSizeMB) << 20 }
-
-// maxMessageSize is the largest message in bytes (SEMANTICS V3).
-func (c *Config) maxMessageSize() int64 { return c.MaxMessageKB << 10 }
 
 // Entity is a queue, a topic or a subscription. One mutex guards its state
 // and its store; Broker documents the lock order.
@@ -319,17 +247,6 @@ func (e *Entity) setConfigLocked(c Config) {
 	e.ttlCap.Store(int64(c.TTL))
 }
 
-// Counts are an entity's message counts and times (SEMANTICS L13).
-type Counts struct {
-	// Active counts available, locked and deferred messages.
-	Active, Scheduled, DeadLetter, TransferDeadLetter int64
-	// Size is SizeInBytes: a queue's messages; a topic's scheduled messages
-	// and its subscriptions' messages.
-	Size                       int64
-	Subscriptions              int
-	Created, Updated, Accessed time.Time
-}
-
 // Counts returns the entity's counts as of now (SEMANTICS T3).
 func (e *Entity) Counts() (_ Counts, err error) {
 	c := e.call(noFault)
@@ -427,4 +344,89 @@ func (e *Entity) wakeAllLocked() {
 	for i := range e.waiters {
 		e.waiters[i].wakeAll()
 	}
+}
+
+// Receiver receives, peeks and settles the messages of one queue of a queue
+// or subscription, or, for a session receiver, of one session of its main
+// queue. Safe for concurrent use.
+type Receiver struct {
+	e    *Entity
+	q    store.Queue
+	mode Mode
+	// sess is a session receiver's session, nil for a plain receiver.
+	sess *session
+	// renewFor is how long after a delivery its lock is renewed
+	// automatically (a processor's MaxAutoLockRenewalDuration); 0: never.
+	// Guarded by e.mu.
+	renewFor int64
+	// taken, when set, is told under e.mu how many messages a receive took,
+	// before anyone else can see them gone (a processor's count for WaitQuiet).
+	taken func(n int)
+
+	// isClosed is set by Close: the one record that the receiver is closed.
+	isClosed atomic.Bool
+
+	// spare is a waiter kept for the next blocking receive.
+	spare atomic.Pointer[waiter]
+
+	// cursor is where the next Peek without a start begins (SEMANTICS L12).
+	// Guarded by e.mu.
+	cursor store.Key
+}
+
+// session is the engine's record of one session: it exists while the
+// session is held or has state.
+type session struct {
+	id    string
+	state []byte
+	// holder is the receiver that accepted the session, nil when none.
+	holder      *Receiver
+	acceptedAt  int64
+	lockedUntil int64
+	// renewUntil is until when the session lock renews itself at its end
+	// (a session processor's); 0: never.
+	renewUntil int64
+	// waiters are the holder's blocked receives.
+	waiters waitList
+}
+
+// sessLock is a held session's lock end, ordered by (until, id).
+type sessLock struct {
+	until int64
+	id    string
+}
+
+// sessionsOf is the session bookkeeping of a session-enabled entity,
+// guarded by its mutex.
+type sessionsOf struct {
+	byID  map[string]*session
+	locks *btree.BTreeG[sessLock] // held sessions by lock end
+	// bytes is the sum of the sessions' state lengths: part of the entity's
+	// size and of its quota (SEMANTICS SS9).
+	bytes int64
+}
+
+// waiter is one blocked receive. Its channel has room for one wake-up, so
+// waking never blocks, and a waiter is woken at most once per wait: no
+// broker lock is ever held across a blocking channel operation.
+type waiter struct {
+	ch    chan struct{}
+	owner *Receiver // whose call waits, so that closing it wakes the call
+}
+
+// waitList is a FIFO of blocked receives on one queue of an entity, guarded
+// by the entity's mutex.
+type waitList struct {
+	ws []*waiter
+}
+
+// Rule is a subscription's compiled rule (SEMANTICS R1, R2): immutable once
+// made.
+type Rule struct {
+	Spec RuleSpec
+	// match reports whether the filter selects a message; an error is a
+	// failed evaluation (R5).
+	match func(*sqlfilter.Message) (bool, error)
+	// action changes the subscription's copy; nil for none.
+	action *sqlfilter.Action
 }

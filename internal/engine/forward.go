@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
@@ -21,44 +19,6 @@ import (
 
 // maxHops is the most ForwardTo moves a message makes (SEMANTICS F3).
 const maxHops = 4
-
-// forward is a message on its way from one entity to another.
-type forward struct {
-	from  *Entity
-	key   store.Key // its key in from, for its transfer dead-letter queue
-	to    string
-	m     *store.Message
-	at    int64  // the instant it left
-	order uint64 // its place in the order of leaving
-	// entered says that it was enqueued in from before it left, and reads
-	// so: if it comes back to from's transfer dead-letter queue it keeps
-	// that EnqueuedTime (SEMANTICS D2). One that only passed through is
-	// enqueued there at the instant it left (F2).
-	entered bool
-	// taken is, while a durable broker's destination takes it, its message
-	// encoded as it left, which a snapshot writes instead of m: the
-	// destination changes m meanwhile, under its own lock. Set and read
-	// under outbox.mu.
-	taken []byte
-}
-
-// outbox holds the messages waiting to be forwarded. mu is a leaf lock,
-// taken under entity locks; flushMu serializes deliveries and is taken with
-// no entity lock held.
-//
-// A durable broker also keeps the messages a flush took and has not
-// delivered yet (flying), so that a snapshot finds every message on its way
-// (snapshot.go): one leaves flying under the lock of the entity whose
-// record tells where it went, as that record is appended (Entity.commit).
-type outbox struct {
-	mu      sync.Mutex
-	waiting []*forward
-	n       atomic.Int32 // pushed and not yet landed (flushForwards)
-	flushMu sync.Mutex
-	track   bool
-	flying  map[*forward]struct{}
-	order   uint64 // numbers the messages in the order they left
-}
 
 func (o *outbox) push(f forward) {
 	o.mu.Lock()

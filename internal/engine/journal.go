@@ -3,10 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/minibus-go/minibus/internal/errs"
 )
@@ -27,47 +24,6 @@ import (
 // receivers, the idle time of a read that
 // changes nothing in an entity without AutoDeleteOnIdle, and the pruning of
 // duplicate-detection histories, which the next catch-up repeats.
-
-// Journal is the write-ahead log a durable broker appends to.
-type Journal interface {
-	// Append adds a record and returns its log sequence number, without
-	// waiting for I/O; it copies rec.
-	Append(rec []byte) uint64
-	// Last returns the last log sequence number Append returned.
-	Last() uint64
-	// Wait returns once record lsn is as durable as the journal promises,
-	// or the journal's sticky error.
-	Wait(lsn uint64) error
-	// Snapshot has write store the state as of record lsn, so that the
-	// records up to lsn can go.
-	Snapshot(lsn uint64, write func(io.Writer) error) error
-	// Sync returns once record lsn and those before it are on disk,
-	// whatever the journal's mode.
-	Sync(lsn uint64) error
-}
-
-// durability is a durable broker's journal state.
-type durability struct {
-	j Journal
-	// maxRecord is the largest record j takes (see recordTooLarge).
-	maxRecord int
-	// failed holds the first error of the journal: from then on every call
-	// fails with ErrStoreFailed.
-	failed atomic.Pointer[error]
-	// since counts the bytes appended since the last snapshot; compactAt is
-	// how many make the snapshotter take the next one (snapshot.go).
-	since     atomic.Int64
-	compactAt atomic.Int64
-	// compactAfter is the least growth between snapshots; lastSize is the
-	// last snapshot's size.
-	compactAfter int64
-	lastSize     int64
-	// The snapshotter (snapshot.go): kick wakes it, stop stops it, stopped
-	// is closed when it has; snapMu serializes snapshots.
-	kick          chan struct{}
-	stop, stopped chan struct{}
-	snapMu        sync.Mutex
-}
 
 // entity encodes e's name: a queue's or topic's, then "", or a
 // subscription's topic's, then its own.

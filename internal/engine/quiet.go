@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync"
 
 	"github.com/minibus-go/minibus/internal/store"
 )
@@ -19,14 +18,6 @@ type Work interface {
 	// running, nothing available to it. It is called with no broker lock
 	// held and may take entity locks.
 	Quiet() bool
-}
-
-// quiescence holds the registered work, and a broadcast of its changes for
-// WaitQuiet.
-type quiescence struct {
-	mu      sync.Mutex
-	works   map[Work]struct{}
-	changed chan struct{} // closed at the next change; nil when nobody waits
 }
 
 // AddWork registers x until RemoveWork.
@@ -100,19 +91,6 @@ func (b *Broker) WaitQuiet(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-}
-
-// blocked is a Receive, or an AcceptNextSession (r nil), that has waited,
-// as WaitQuiet sees it (SEMANTICS P2, P3): registered under the entity's
-// lock before the call first waits, removed when the call returns. It is
-// not idle while what the call waits for is there to take (the call was
-// woken and is on its way to take it), nor from the instant it took until
-// it returns; what it returned is its caller's, and not waited for.
-type blocked struct {
-	e *Entity
-	r *Receiver // the receive's receiver; nil for an AcceptNextSession
-	// took is set, under e.mu, when the call takes messages or a session.
-	took bool
 }
 
 // blockLocked registers a call of r (nil: an AcceptNextSession of e) that

@@ -3,62 +3,11 @@ package engine
 import (
 	"context"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
 )
-
-// Mode says how a receiver takes messages. The root package's
-// TestEnumsMirror (enums_internal_test.go) holds the public ReceiveMode,
-// which maps to it, to its values and names.
-type Mode uint8
-
-const (
-	PeekLock Mode = iota
-	ReceiveAndDelete
-	// NumModes counts the modes.
-	NumModes
-)
-
-func (m Mode) String() string {
-	switch m {
-	case PeekLock:
-		return "PeekLock"
-	case ReceiveAndDelete:
-		return "ReceiveAndDelete"
-	}
-	return "Mode(" + strconv.Itoa(int(m)) + ")"
-}
-
-// Receiver receives, peeks and settles the messages of one queue of a queue
-// or subscription, or, for a session receiver, of one session of its main
-// queue. Safe for concurrent use.
-type Receiver struct {
-	e    *Entity
-	q    store.Queue
-	mode Mode
-	// sess is a session receiver's session, nil for a plain receiver.
-	sess *session
-	// renewFor is how long after a delivery its lock is renewed
-	// automatically (a processor's MaxAutoLockRenewalDuration); 0: never.
-	// Guarded by e.mu.
-	renewFor int64
-	// taken, when set, is told under e.mu how many messages a receive took,
-	// before anyone else can see them gone (a processor's count for WaitQuiet).
-	taken func(n int)
-
-	// isClosed is set by Close: the one record that the receiver is closed.
-	isClosed atomic.Bool
-
-	// spare is a waiter kept for the next blocking receive.
-	spare atomic.Pointer[waiter]
-
-	// cursor is where the next Peek without a start begins (SEMANTICS L12).
-	// Guarded by e.mu.
-	cursor store.Key
-}
 
 // NewReceiver returns a plain receiver of queue q of e, a queue or
 // subscription. The main queue of a session-enabled entity is read through

@@ -19,40 +19,8 @@ import (
 // a renewal moves both, and at the session lock's end its messages' locks
 // end first, then the session's.
 
-// session is the engine's record of one session: it exists while the
-// session is held or has state.
-type session struct {
-	id    string
-	state []byte
-	// holder is the receiver that accepted the session, nil when none.
-	holder      *Receiver
-	acceptedAt  int64
-	lockedUntil int64
-	// renewUntil is until when the session lock renews itself at its end
-	// (a session processor's); 0: never.
-	renewUntil int64
-	// waiters are the holder's blocked receives.
-	waiters waitList
-}
-
-// sessLock is a held session's lock end, ordered by (until, id).
-type sessLock struct {
-	until int64
-	id    string
-}
-
 func lessSessLock(a, b sessLock) bool {
 	return a.until < b.until || (a.until == b.until && a.id < b.id)
-}
-
-// sessionsOf is the session bookkeeping of a session-enabled entity,
-// guarded by its mutex.
-type sessionsOf struct {
-	byID  map[string]*session
-	locks *btree.BTreeG[sessLock] // held sessions by lock end
-	// bytes is the sum of the sessions' state lengths: part of the entity's
-	// size and of its quota (SEMANTICS SS9).
-	bytes int64
 }
 
 func newSessionsOf() *sessionsOf {

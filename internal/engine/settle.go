@@ -3,46 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
 )
-
-// Op is a settlement.
-type Op uint8
-
-const (
-	Complete Op = iota
-	Abandon
-	DeadLetter
-	Defer
-	Renew
-	// Release ends the lock without counting the delivery (SEMANTICS L15).
-	// A settle record carries its Op: new ones go at the end.
-	Release
-)
-
-// settleOps are the operations of the settlements, for the fault
-// injector.
-var settleOps = [...]Operation{Complete: OpComplete, Abandon: OpAbandon, DeadLetter: OpDeadLetter, Defer: OpDefer, Renew: OpRenewLock,
-	Release: OpRelease}
-
-// Settlement is what to do to a locked message.
-type Settlement struct {
-	Op    Op
-	Token [16]byte
-	// Seq is the message's sequence number as the caller knows it (0: not
-	// known), for error texts.
-	Seq int64
-	// Props is a validated copy of PropertiesToModify, for Abandon, Defer and
-	// DeadLetter.
-	Props               map[string]any
-	Reason, Description string
-	// RetryAfter, for Abandon, keeps the message from being received again
-	// until this long after now (a processor's retry delay); 0: at once.
-	RetryAfter time.Duration
-}
 
 // Settle applies s to the message of the receiver's queue locked under
 // s.Token (SEMANTICS L3, L5, L10, L15). A lock that has ended, a message

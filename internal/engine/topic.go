@@ -10,44 +10,6 @@ import (
 	"github.com/minibus-go/minibus/internal/sqlfilter"
 )
 
-// FilterKind says what filter a rule has.
-type FilterKind uint8
-
-const (
-	FilterTrue FilterKind = iota
-	FilterFalse
-	FilterSQL
-	FilterCorrelation
-)
-
-// RuleSpec describes a rule as data, what a log can record and a snapshot
-// keep: its name, its filter and its optional SQL action.
-type RuleSpec struct {
-	Name   string
-	Filter FilterKind
-	// SQL and Params are a FilterSQL's expression and parameters.
-	SQL    string
-	Params map[string]any
-	// Correlation and CorrelationProps are a FilterCorrelation's fields.
-	Correlation      sqlfilter.CorrelationFields
-	CorrelationProps map[string]any
-	// HasAction says the rule has an action: ActionSQL with ActionParams.
-	HasAction    bool
-	ActionSQL    string
-	ActionParams map[string]any
-}
-
-// Rule is a subscription's compiled rule (SEMANTICS R1, R2): immutable once
-// made.
-type Rule struct {
-	Spec RuleSpec
-	// match reports whether the filter selects a message; an error is a
-	// failed evaluation (R5).
-	match func(*sqlfilter.Message) (bool, error)
-	// action changes the subscription's copy; nil for none.
-	action *sqlfilter.Action
-}
-
 // CompileRule compiles spec, which it keeps (the caller copies its maps).
 // Its errors say what is wrong, for the caller to wrap.
 func CompileRule(spec RuleSpec) (*Rule, error) {

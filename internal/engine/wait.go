@@ -6,21 +6,7 @@ import (
 	"time"
 )
 
-// waiter is one blocked receive. Its channel has room for one wake-up, so
-// waking never blocks, and a waiter is woken at most once per wait: no
-// broker lock is ever held across a blocking channel operation.
-type waiter struct {
-	ch    chan struct{}
-	owner *Receiver // whose call waits, so that closing it wakes the call
-}
-
 func newWaiter(owner *Receiver) *waiter { return &waiter{ch: make(chan struct{}, 1), owner: owner} }
-
-// waitList is a FIFO of blocked receives on one queue of an entity, guarded
-// by the entity's mutex.
-type waitList struct {
-	ws []*waiter
-}
 
 func (l *waitList) add(w *waiter) { l.ws = append(l.ws, w) }
 
