@@ -430,3 +430,120 @@ type Rule struct {
 	// action changes the subscription's copy; nil for none.
 	action *sqlfilter.Action
 }
+
+// Entity returns the receiver's entity.
+func (r *Receiver) Entity() *Entity { return r.e }
+
+// Queue returns the queue the receiver reads.
+func (r *Receiver) Queue() store.Queue { return r.q }
+
+// Mode returns the receiver's mode.
+func (r *Receiver) Mode() Mode { return r.mode }
+
+// Describe names what the receiver reads, for error texts.
+func (r *Receiver) Describe() string {
+	if r.sess != nil {
+		return "session receiver of " + r.e.Describe(r.q)
+	}
+	return "receiver of " + r.e.Describe(r.q)
+}
+
+// Closed reports whether Close was called.
+func (r *Receiver) Closed() bool { return r.isClosed.Load() }
+
+// ErrClosed is the error of calls on the closed receiver.
+func (r *Receiver) ErrClosed() error { return errs.Errorf(errs.ErrClosed, r.Describe(), "") }
+
+// waitList is where the receiver's blocked receives wait: its session's, or
+// its queue's.
+func (r *Receiver) waitList() *waitList {
+	if r.sess != nil {
+		return &r.sess.waiters
+	}
+	return &r.e.waiters[r.q]
+}
+
+// available returns how many messages the receiver could take now.
+func (r *Receiver) available() int {
+	if r.sess != nil {
+		return r.e.st.AvailableIn(r.sess.id)
+	}
+	return r.e.st.Available(r.q)
+}
+
+func lessSessLock(a, b sessLock) bool {
+	return a.until < b.until || (a.until == b.until && a.id < b.id)
+}
+
+func newSessionsOf() *sessionsOf {
+	return &sessionsOf{byID: make(map[string]*session), locks: btree.NewG(8, lessSessLock)}
+}
+
+// clear forgets every session: the entity was deleted. Their states'
+// bytes leave quota.
+func (x *sessionsOf) clear(quota *store.Quota) {
+	quota.Add(-x.bytes)
+	x.bytes = 0
+	x.byID = make(map[string]*session)
+	x.locks.Clear(false)
+}
+
+// next returns the earliest session lock end, store.Never when none is held.
+func (x *sessionsOf) next() (sessLock, bool) {
+	if x == nil {
+		return sessLock{until: store.Never}, false
+	}
+	l, ok := x.locks.Min()
+	if !ok {
+		return sessLock{until: store.Never}, false
+	}
+	return l, true
+}
+
+// forget drops s when nothing keeps it: not held, no state (SS6).
+func (x *sessionsOf) forget(s *session) {
+	if s.holder == nil && s.state == nil {
+		delete(x.byID, s.id)
+	}
+}
+
+func (e *Entity) errNoSessions() error {
+	return errs.Errorf(errs.ErrInvalidArgument, e.describe(), "the %s does not require sessions", e.kind)
+}
+
+// sessionLost reports whether r has lost its session's lock.
+func (r *Receiver) sessionLost() bool { return r.sess != nil && r.sess.holder != r }
+
+func (r *Receiver) errSessionLost() error {
+	return errs.Errorf(errs.ErrSessionLockLost, r.Describe(), "session %q", r.sess.id)
+}
+
+// SessionID returns the id of the receiver's session; "" for a plain
+// receiver.
+func (r *Receiver) SessionID() string {
+	if r.sess == nil {
+		return ""
+	}
+	return r.sess.id
+}
+
+// stateBytesLocked is the size of the entity's session states (SEMANTICS
+// SS9).
+func (e *Entity) stateBytesLocked() int64 {
+	if e.sessions == nil {
+		return 0
+	}
+	return e.sessions.bytes
+}
+
+// renewUntil is until when a lock r takes at now is renewed automatically:
+// its session's limit, or now + renewFor; 0 for never.
+func (r *Receiver) renewUntil(now int64) int64 {
+	if r.sess != nil {
+		return r.sess.renewUntil
+	}
+	if r.renewFor <= 0 {
+		return 0
+	}
+	return after(now, r.renewFor)
+}

@@ -52,18 +52,6 @@ func (r *Receiver) StopRenewing(tokens ...[16]byte) {
 	}
 }
 
-// renewUntil is until when a lock r takes at now is renewed automatically:
-// its session's limit, or now + renewFor; 0 for never.
-func (r *Receiver) renewUntil(now int64) int64 {
-	if r.sess != nil {
-		return r.sess.renewUntil
-	}
-	if r.renewFor <= 0 {
-		return 0
-	}
-	return after(now, r.renewFor)
-}
-
 // Quiet reports whether, at one instant under e's lock, busy() is false and
 // nothing waits to be taken from queue q: no message available and, for the
 // main queue of a session entity, no session to accept and no message

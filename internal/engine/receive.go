@@ -32,23 +32,6 @@ func (e *Entity) NewReceiver(q store.Queue, mode Mode) (*Receiver, error) {
 	return &Receiver{e: e, q: q, mode: mode}, nil
 }
 
-// Entity returns the receiver's entity.
-func (r *Receiver) Entity() *Entity { return r.e }
-
-// Queue returns the queue the receiver reads.
-func (r *Receiver) Queue() store.Queue { return r.q }
-
-// Mode returns the receiver's mode.
-func (r *Receiver) Mode() Mode { return r.mode }
-
-// Describe names what the receiver reads, for error texts.
-func (r *Receiver) Describe() string {
-	if r.sess != nil {
-		return "session receiver of " + r.e.Describe(r.q)
-	}
-	return "receiver of " + r.e.Describe(r.q)
-}
-
 // Close closes the receiver: its blocked calls wake and return ErrClosed,
 // and so do later calls (SEMANTICS L11). A session receiver releases its
 // session and its locked messages, without counting a delivery (SS5).
@@ -77,29 +60,6 @@ func (r *Receiver) Close() {
 	if r.sess.holder == r && !e.deleted.Load() {
 		e.releaseSessionLocked(r.sess, now, false)
 	}
-}
-
-// Closed reports whether Close was called.
-func (r *Receiver) Closed() bool { return r.isClosed.Load() }
-
-// ErrClosed is the error of calls on the closed receiver.
-func (r *Receiver) ErrClosed() error { return errs.Errorf(errs.ErrClosed, r.Describe(), "") }
-
-// waitList is where the receiver's blocked receives wait: its session's, or
-// its queue's.
-func (r *Receiver) waitList() *waitList {
-	if r.sess != nil {
-		return &r.sess.waiters
-	}
-	return &r.e.waiters[r.q]
-}
-
-// available returns how many messages the receiver could take now.
-func (r *Receiver) available() int {
-	if r.sess != nil {
-		return r.e.st.AvailableIn(r.sess.id)
-	}
-	return r.e.st.Available(r.q)
 }
 
 // Receive waits until at least one message is available, then takes up to
@@ -305,12 +265,41 @@ func (r *Receiver) Delete(ctx context.Context, max int, before int64) (_ int, er
 	return len(doomed), nil
 }
 
-// removeLocked removes doomed, messages of queue q, at now without
-// delivering them.
-func (e *Entity) removeLocked(doomed []*store.Message, q store.Queue, now int64) {
-	for _, m := range doomed {
-		e.emitLocked(EventRemoved, m, q, now, "")
-		e.st.Remove(m)
+// wait blocks until w is woken (by a message, a change of the entity, or a
+// close of the receiver or the broker: the caller then looks again), a
+// deadline of e is due (the caller then catches up), timeout fires (the
+// caller looks again and finds its own deadline passed) or ctx ends. woken
+// reports that the waiter was taken off its list by a wake-up; when false,
+// the caller must take it off.
+func (b *Broker) wait(ctx context.Context, e *Entity, w *waiter, timeout <-chan time.Time) (woken bool, err error) {
+	due := b.watch(e)
+	defer b.unwatch(e)
+	if due {
+		return false, nil
 	}
-	e.touchLocked(now)
+	select {
+	case <-w.ch:
+		return true, nil
+	case <-timeout:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// waitOn waits on w, which the caller added to list under e.mu and then
+// released e.mu: until a wake-up (the caller then looks again: nil), a due
+// deadline of e (nil too) or the end of ctx. When w was not woken it is
+// taken off list; a wake-up that raced with that is passed on.
+func (e *Entity) waitOn(ctx context.Context, list *waitList, w *waiter, timeout <-chan time.Time) error {
+	woken, err := e.b.wait(ctx, e, w, timeout)
+	if !woken {
+		e.mu.Lock()
+		if !list.remove(w) {
+			<-w.ch
+			list.wake(1)
+		}
+		e.mu.Unlock()
+	}
+	return err
 }

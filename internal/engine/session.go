@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/google/btree"
 	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
 )
@@ -18,46 +17,6 @@ import (
 // message received in a session is locked until the session's LockedUntil,
 // a renewal moves both, and at the session lock's end its messages' locks
 // end first, then the session's.
-
-func lessSessLock(a, b sessLock) bool {
-	return a.until < b.until || (a.until == b.until && a.id < b.id)
-}
-
-func newSessionsOf() *sessionsOf {
-	return &sessionsOf{byID: make(map[string]*session), locks: btree.NewG(8, lessSessLock)}
-}
-
-// clear forgets every session: the entity was deleted. Their states'
-// bytes leave quota.
-func (x *sessionsOf) clear(quota *store.Quota) {
-	quota.Add(-x.bytes)
-	x.bytes = 0
-	x.byID = make(map[string]*session)
-	x.locks.Clear(false)
-}
-
-// next returns the earliest session lock end, store.Never when none is held.
-func (x *sessionsOf) next() (sessLock, bool) {
-	if x == nil {
-		return sessLock{until: store.Never}, false
-	}
-	l, ok := x.locks.Min()
-	if !ok {
-		return sessLock{until: store.Never}, false
-	}
-	return l, true
-}
-
-// forget drops s when nothing keeps it: not held, no state (SS6).
-func (x *sessionsOf) forget(s *session) {
-	if s.holder == nil && s.state == nil {
-		delete(x.byID, s.id)
-	}
-}
-
-func (e *Entity) errNoSessions() error {
-	return errs.Errorf(errs.ErrInvalidArgument, e.describe(), "the %s does not require sessions", e.kind)
-}
 
 // AcceptSession locks session id for LockDuration, whether or not it has
 // messages (SEMANTICS SS2), and returns its receiver. A session held by
@@ -175,22 +134,6 @@ func (e *Entity) releaseSessionLocked(s *session, at int64, expired bool) {
 	e.sessions.forget(s)
 }
 
-// sessionLost reports whether r has lost its session's lock.
-func (r *Receiver) sessionLost() bool { return r.sess != nil && r.sess.holder != r }
-
-func (r *Receiver) errSessionLost() error {
-	return errs.Errorf(errs.ErrSessionLockLost, r.Describe(), "session %q", r.sess.id)
-}
-
-// SessionID returns the id of the receiver's session; "" for a plain
-// receiver.
-func (r *Receiver) SessionID() string {
-	if r.sess == nil {
-		return ""
-	}
-	return r.sess.id
-}
-
 // LockedUntil returns when the receiver's session lock ends (SEMANTICS SS8);
 // 0 for a plain receiver.
 func (r *Receiver) LockedUntil() int64 {
@@ -295,15 +238,6 @@ func (e *Entity) setStateLocked(s *session, state []byte, now int64) error {
 	s.state = state
 	e.touchLocked(now)
 	return nil
-}
-
-// stateBytesLocked is the size of the entity's session states (SEMANTICS
-// SS9).
-func (e *Entity) stateBytesLocked() int64 {
-	if e.sessions == nil {
-		return 0
-	}
-	return e.sessions.bytes
 }
 
 // SessionIDs returns the ids of the entity's sessions that have messages or

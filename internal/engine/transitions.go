@@ -520,3 +520,13 @@ func (e *Entity) modifyLocked(m *store.Message, add map[string]any) error {
 	}
 	return nil
 }
+
+// removeLocked removes doomed, messages of queue q, at now without
+// delivering them.
+func (e *Entity) removeLocked(doomed []*store.Message, q store.Queue, now int64) {
+	for _, m := range doomed {
+		e.emitLocked(EventRemoved, m, q, now, "")
+		e.st.Remove(m)
+	}
+	e.touchLocked(now)
+}
