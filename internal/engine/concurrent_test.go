@@ -22,7 +22,7 @@ import (
 
 var (
 	concOps    = flag.Int("conc.ops", 150, "calls each goroutine of TestJournalReplaysConcurrentCalls makes in a round")
-	concRounds = flag.Int("conc.rounds", 2, "rounds of TestJournalReplaysConcurrentCalls (CI: 8; a soak: 2000)")
+	concRounds = flag.Int("conc.rounds", 1, "rounds of TestJournalReplaysConcurrentCalls (CI: 8; a soak: 2000)")
 )
 
 // TestJournalReplaysConcurrentCalls is TestJournalReplaysTheStateAtTies
