@@ -43,6 +43,7 @@ var (
 // message's state does not allow, and at the end the entities must hold
 // what the events left in them, no message lost, duplicated or invented.
 func TestJournalReplaysConcurrentCalls(t *testing.T) {
+	t.Parallel() // CPU-bound and on a broker of its own: beside the other replay tests
 	var checked, records, snaps int
 	for round := range *concRounds {
 		c := concRound(t, uint64(round))
