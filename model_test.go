@@ -56,10 +56,10 @@ import (
 )
 
 // init sets this package's rapid defaults: 50 checks of about 50 steps
-// (rapid's own are 100 and 30), a few seconds under -race; CI runs
-// TestModel at 200 checks (.ci/run), which also asserts that the rare paths
-// were reached. The command line (-rapid.checks, -rapid.steps, parsed
-// later) and RAPID_CHECKS / RAPID_STEPS still win.
+// (rapid's own are 100 and 30), a few seconds under -race; TestModel and
+// TestModelDurable run fewer (modelChecks, durableChecks). The command line
+// (-rapid.checks, -rapid.steps, parsed later) and RAPID_CHECKS /
+// RAPID_STEPS still win.
 func init() {
 	for flagName, env := range map[string]string{"rapid.checks": "RAPID_CHECKS", "rapid.steps": "RAPID_STEPS"} {
 		if os.Getenv(env) != "" {
@@ -81,11 +81,14 @@ func init() {
 // fails too if the run never hit one of the rare paths.
 func TestModel(t *testing.T) {
 	// Beside the kill tests, once the tests that are not parallel are done
-	// (TestModelDurable sets -rapid.checks for itself while it runs).
+	// (TestModelDurable sets -rapid.checks for itself while it runs; no
+	// other parallel test calls rapid).
 	t.Parallel()
 	var totals modeltest.Totals
-	rapid.Check(t, func(t *rapid.T) {
-		totals.Add(modeltest.Run(t))
+	withRapidChecks(modelChecks, func() {
+		rapid.Check(t, func(t *rapid.T) {
+			totals.Add(modeltest.Run(t))
+		})
 	})
 	if t.Failed() {
 		return
@@ -98,6 +101,12 @@ func TestModel(t *testing.T) {
 		t.Errorf("no run hit %s: the generators no longer reach it", name)
 	}
 }
+
+// modelChecks is TestModel's default number of checks: about two seconds
+// under -race on two cores. CI runs 200 (.ci/run: -rapid.checks=200), which
+// also asserts that the rare paths were reached; 20 is below the 100 that
+// assertion needs.
+const modelChecks = 20
 
 // FuzzModel is TestModel's state machine driven by the coverage-guided
 // fuzzer: go test -run '^$' -fuzz 'FuzzModel$' -fuzztime 30m . rapid reads
@@ -158,9 +167,10 @@ func TestModelDurable(t *testing.T) {
 	}
 }
 
-// durableChecks is TestModelDurable's default number of checks: a few
-// seconds under -race on two cores.
-const durableChecks = 20
+// durableChecks is TestModelDurable's default number of checks: a second
+// or two under -race on two cores (about 7 crashes a check). CI runs 20
+// (.ci/run: -rapid.checks=20).
+const durableChecks = 8
 
 var modelCrashes = flag.Int("model.crashes", 0, "TestModelDurable: go on with more checks until this many crashes were simulated (a soak)")
 

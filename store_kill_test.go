@@ -36,7 +36,7 @@ import (
 //	go test -run '^TestKillLoop$' -v -kill.cycles=10000 -timeout=0 .
 
 var (
-	killCyclesFlag = flag.Int("kill.cycles", 0, "cycles of TestKillLoop; 0: 8, 4 with -short (CI runs 100)")
+	killCyclesFlag = flag.Int("kill.cycles", 0, "cycles of TestKillLoop; 0: 4, once through the sync modes (CI runs 100)")
 	killSyncFlag   = flag.String("kill.sync", "", "sync mode of TestKillLoop's namespaces: always, batched or none; empty: a mix, always twice as often")
 	killSeedFlag   = flag.Uint64("kill.seed", 0, "seed of TestKillLoop's kill moments and traffic; 0: from the time (logged)")
 )
@@ -121,11 +121,8 @@ func TestKillLoop(t *testing.T) {
 	}
 	t.Parallel() // its children run beside TestModel
 	cycles := *killCyclesFlag
-	switch {
-	case cycles == 0 && testing.Short():
-		cycles = 4
-	case cycles == 0:
-		cycles = 8 // twice through killModes; .ci/run passes 100
+	if cycles == 0 {
+		cycles = 4 // once through killModes; .ci/run passes 100
 	}
 	modes := killModes(t)
 	seed := *killSeedFlag

@@ -34,6 +34,7 @@ var (
 // before the next one): once Open has delivered what was on its way, dst
 // must hold exactly the messages whose sends those records hold.
 func TestSnapshotUnderChurnLosesNoForward(t *testing.T) {
+	t.Parallel() // CPU-bound and on a broker of its own: beside the other replay tests
 	var total churnCounts
 	for round := range *churnRounds {
 		c := churnRound(t, uint64(round))

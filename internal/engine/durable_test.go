@@ -411,6 +411,7 @@ func (w *durableWorld) cancel(t *rapid.T) {
 }
 
 func TestJournalReplaysTheState(t *testing.T) {
+	t.Parallel() // CPU-bound and on a broker of its own: beside the other replay tests
 	rapid.Check(t, func(t *rapid.T) {
 		mock := clock.NewMock()
 		mock.Set(epoch)

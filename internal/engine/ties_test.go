@@ -26,6 +26,7 @@ import (
 // before them; whatever that order, the records it appends must replay to
 // the state the live broker reached, field by field.
 func TestJournalReplaysTheStateAtTies(t *testing.T) {
+	t.Parallel() // CPU-bound and on a broker of its own: beside the other replay tests
 	rapid.Check(t, func(t *rapid.T) {
 		mock := clock.NewMock()
 		mock.Set(epoch)

@@ -219,9 +219,14 @@ func snapshotter(t *testing.T, l *Log, m *crashModel, stop chan struct{}) {
 	}
 }
 
+// TestCrashLoop runs crashLoop in each sync mode: 30 iterations a mode by
+// default, -wal.crash.iterations (CI: 100) or 3000 with -wal.soak.
 func TestCrashLoop(t *testing.T) {
-	iterations := 100
-	if *soak {
+	iterations := 30
+	switch {
+	case *crashIterations > 0:
+		iterations = *crashIterations
+	case *soak:
 		iterations = 3000
 	}
 	for _, mode := range []SyncMode{SyncAlways, SyncBatched, SyncNone} {

@@ -196,11 +196,14 @@ func FuzzRecover(f *testing.F) {
 	})
 }
 
-// TestRandomDamage runs FuzzRecover's check on random damage: a few
-// hundred cases each run, 20000 with -wal.soak.
+// TestRandomDamage runs FuzzRecover's check on random damage: 100 cases
+// each run (-wal.damage.cases; CI runs 300), 20000 with -wal.soak.
 func TestRandomDamage(t *testing.T) {
-	cases := 300
-	if *soak {
+	cases := 100
+	switch {
+	case *damageCases > 0:
+		cases = *damageCases
+	case *soak:
 		cases = 20000
 	}
 	r := rand.New(rand.NewPCG(testSeed(t), 2))

@@ -17,6 +17,14 @@ import (
 // go test ./internal/wal -run 'CrashLoop|RandomDamage' -args -wal.soak.
 var soak = flag.Bool("wal.soak", false, "run the long crash and fault soaks")
 
+// crashIterations and damageCases size TestCrashLoop and TestRandomDamage;
+// 0 is the default run's size (crashIterations: 30 a sync mode;
+// damageCases: 100), or the soak's with -wal.soak. CI runs 100 and 300.
+var (
+	crashIterations = flag.Int("wal.crash.iterations", 0, "iterations of each of TestCrashLoop's sync modes; 0: 30, 3000 with -wal.soak (CI runs 100)")
+	damageCases     = flag.Int("wal.damage.cases", 0, "cases of TestRandomDamage; 0: 100, 20000 with -wal.soak (CI runs 300)")
+)
+
 // seed replays a crash loop or damage sweep from the seed a failure logged.
 var seed = flag.Uint64("wal.seed", 0, "seed of TestCrashLoop and TestRandomDamage (0: random)")
 
