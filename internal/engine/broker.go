@@ -175,7 +175,7 @@ func (b *Broker) createLocked(kind Kind, name string, c Config, at int64) *Entit
 
 // Find returns the live queue or topic of kind named name, or ErrNotFound.
 func (b *Broker) Find(kind Kind, name string) (*Entity, error) {
-	c := b.call(endUnlock)
+	c := b.call(endLeave)
 	defer c.exit(nil)
 	if _, err := c.enter(noContext); err != nil {
 		return nil, err
@@ -226,7 +226,7 @@ func (e *Entity) deleteFound(now int64) error {
 // Names returns the sorted names of the live entities of kind, as created;
 // nil when the broker is closed.
 func (b *Broker) Names(kind Kind) []string {
-	c := b.call(endUnlock)
+	c := b.call(endLeave)
 	defer c.exit(nil)
 	if _, err := c.enter(noContext); err != nil {
 		return nil

@@ -74,9 +74,10 @@ const (
 	// journal. A call that returns no state (WaitChange, Receiver.Close,
 	// CatchUp).
 	endObserved
-	// endUnlock: only the unlock. A lookup, whose catch-up leaves what it
-	// forwarded and its events to the next call that ends otherwise.
-	endUnlock
+	// endLeave: only the leave (the mutex let go). A lookup, whose catch-up
+	// leaves what it forwarded and its events to the next call that ends
+	// otherwise.
+	endLeave
 )
 
 // noFault is the op of a call the fault injectors are not asked about.
@@ -140,7 +141,7 @@ func (c *call) enter(ctx context.Context) (int64, error) {
 		e.mu.Unlock()
 		return 0, errClosed
 	}
-	if now < e.instant {
+	if now < e.instant { // its instants never go back (I4)
 		now = e.instant
 	}
 	e.instant = now
@@ -154,7 +155,7 @@ func (c *call) enter(ctx context.Context) (int64, error) {
 	e.pruneDupsLocked(now)
 	c.held = true
 	if err := c.checkLocked(); err != nil {
-		c.unlock()
+		c.leave()
 		return 0, err
 	}
 	return now, nil
@@ -177,9 +178,9 @@ func (c *call) checkLocked() error {
 	return nil
 }
 
-// unlock lets go of the entity's lock before the call's exit (a receive
+// leave lets go of the entity's mutex before the call's exit (a receive
 // about to wait), yielding to a parked publish if the call said so.
-func (c *call) unlock() {
+func (c *call) leave() {
 	c.held = false
 	e := c.e
 	e.mu.Unlock()
@@ -193,14 +194,15 @@ func (c *call) unlock() {
 	}
 }
 
-// exit leaves the call (see call). err is the call's result, which a
+// exit leaves the call (see call), and returns only once its records are
+// durable (I9). err is the call's result, which a
 // failed journal replaces when it is nil; nil for a call that returns no
 // error, which waits for no journal.
 func (c *call) exit(err *error) {
 	if c.held {
-		c.unlock()
+		c.leave()
 	}
-	if c.end == endUnlock {
+	if c.end == endLeave {
 		return
 	}
 	b := c.b

@@ -41,7 +41,7 @@ import (
 
 // now reads the clock and catches up: when it returns, everything in the
 // namespace that was due at or before the returned instant has happened
-// (SEMANTICS T3).
+// (SEMANTICS T3, I5).
 func (b *Broker) now() int64 {
 	now := b.clockNow()
 	if now >= b.sched.next.Load() || b.sched.running.Load() {
@@ -211,7 +211,7 @@ func (e *Entity) noteDueLocked(due int64) {
 }
 
 // rescheduleIdleLocked moves the idle deadline after an activity. The
-// scheduler's bound is a lower bound, so a later idle deadline needs no
+// scheduler's bound is a lower bound (I6), so a later idle deadline needs no
 // registration; only a first one does (an entity with nothing else due).
 func (e *Entity) rescheduleIdleLocked() {
 	if e.cfg.AutoDeleteOnIdle != 0 && e.localNext == store.Never {

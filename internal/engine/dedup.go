@@ -113,7 +113,7 @@ func (e *Entity) recordLocked(ids []string, now int64) {
 // duplicate detection, as of now.
 func (e *Entity) DuplicateHistory() int {
 	c := e.call(noFault)
-	c.end = endUnlock
+	c.end = endLeave
 	defer c.exit(nil)
 	if _, err := c.enter(noContext); err != nil {
 		return 0

@@ -35,6 +35,33 @@
 //	                         over the root, and the benchmarks against
 //	                         other brokers
 //
+// # The files, from the ground up
+//
+// Each file uses mostly the files below it:
+//
+//	time.go, codec.go      instants; the bytes of records and snapshots
+//	vocabulary.go          the values the root maps its types onto: Kind,
+//	                       Status, Config, Mode, Op, Settlement,
+//	                       Operation, EventKind, Event, RuleSpec
+//	entity.go, broker.go   the state: what an entity, a receiver and a
+//	                       session hold (entity.go); what the broker holds
+//	                       (broker.go): events, scheduler, outbox, journal
+//	dedup.go, wait.go      duplicate detection; blocked receivers' lists
+//	call.go                the frame of every exported call
+//	record.go, journal.go  one type per journaled record; appending them
+//	transitions.go         every change of a message's state
+//	settle.go, send.go, receive.go, session.go, topic.go, processor.go
+//	                       the exported calls, one concern a file
+//	fanout.go, forward.go  a topic's copies; auto-forwarding (the outbox)
+//	catchup.go, quiet.go   time made exact; quiescence (WaitQuiet)
+//	events.go              the observer's lanes
+//	snapshot.go, replay.go a durable checkpoint; recovery
+//
+// A record's apply names the transition it replays and the transition
+// names its record, so record.go and each file that logs use each other:
+// that circle is the price of a record's encode, decode and apply side by
+// side.
+//
 // # How a call flows
 //
 // The root checks a call's arguments and copies the caller's messages into
@@ -42,24 +69,75 @@
 // frame, a call (call.go), a value on its stack: its entry asks the fault
 // injectors, checks ctx, the broker and the receiver, reads the clock and
 // catches up (catchup.go), so that everything in the namespace due at or
-// before now happens first, in time order (SEMANTICS T3), then locks its
-// entity and checks its status. The call applies one or more transitions
-// (transitions.go); its exit unlocks, delivers what it forwarded, hands
-// its events to the observer and waits for its records to be durable. A
-// receive returns pinned snapshots, which the root copies into the
-// caller's messages outside every lock and releases.
+// before now happens first, in time order (SEMANTICS T3), then enters its
+// entity (takes its mutex) and checks its status. The call applies one or
+// more transitions (transitions.go); its exit leaves the entity, delivers
+// what it forwarded, hands its events to the observer and waits for its
+// records to be durable. A receive returns views (store.View) of the
+// messages it took, pinned, which the root copies into the caller's
+// messages outside every mutex and releases.
 //
-// # Lock order
+// # Words
+//
+// One word, one meaning:
+//   - lock: a Service Bus lock, a message's peek-lock or a session's lock;
+//     ByToken finds a message by its lock token. A mutex is entered and
+//     left (call.enter, call.leave, enterSubsLocked, leaveAll); the suffix
+//     Locked alone keeps Go's sense: its caller holds the entity's mutex.
+//   - snapshot: a durable checkpoint (snapshot.go); a pinned read copy of a
+//     message is a view (store.View).
+//   - idle: auto-delete-on-idle (SEMANTICS A1 to A4); a namespace with
+//     nothing left to do is quiet, and WaitQuiet waits for quiescence
+//     (quiet.go, SEMANTICS P1 to P3).
+//   - store: one entity's messages (internal/store); the root's Open, which
+//     makes a durable namespace, lives in open.go.
+//
+// # Mutex order
 //
 // Broker.mu, then a topic's Entity.mu, then its subscriptions' mutexes in
-// their order (a queue's mutex stands alone), then the scheduler's locks:
-// sched.timerMu, then sched.mu, then the clock's own. The catch-up mutex
-// (sched.catchMu) is taken with no other lock held. A Receiver has no lock of its own: its fields are
-// guarded by its entity's mutex or are atomic. No lock is held while a
-// caller's code runs or while blocking on a channel. The events' mutex
-// (events.mu) and the outbox's (outbox.mu) are leaves; outbox.flushMu is
-// taken with no entity lock held, and no lock at all is held while the
-// observer runs (events.go).
+// their order (a queue's mutex stands alone), then the scheduler's
+// mutexes: sched.timerMu, then sched.mu, then the clock's own. The
+// catch-up mutex (sched.catchMu) is taken with no other mutex held. A
+// Receiver has no mutex of its own: its fields are guarded by its entity's
+// mutex or are atomic. The events' mutex (events.mu) and the outbox's
+// (outbox.mu) are leaves; outbox.flushMu is taken with no entity's mutex
+// held.
+//
+// # Invariants
+//
+// The engine's own ordering rules, numbered as SEMANTICS numbers the
+// broker's; the code cites them where it keeps them:
+//
+//   - I1. A record is appended while the mutex of the entity it changes is
+//     held, so log order is state order (Entity.commit).
+//   - I2. A call's record is built, and checked against the journal's
+//     limit, before the state changes (SEMANTICS V3): on error nothing has
+//     changed; a record whose transition fails is dropped (Entity.begin).
+//   - I3. A transition reads no clock: it takes its instant as an
+//     argument, so that replay applies the same method at the same instant
+//     (transitions.go, record.go).
+//   - I4. An entity's instants never go back: a call acts at the later of
+//     its clock reading and the entity's latest instant (call.enter,
+//     Entity.instant).
+//   - I5. Before a call acts at now, everything in the namespace due at or
+//     before now has happened, in time order, an instant at a time, whole
+//     (SEMANTICS T3; catchup.go).
+//   - I6. The scheduler's bound for an entity is never later than the
+//     entity's earliest deadline; earlier only costs a look (catchup.go).
+//   - I7. A forward leaves the outbox's set of messages in flight in the
+//     step its landing record is appended, under the outbox's mutex: a
+//     snapshot finds it on its way or landed, never both nor neither
+//     (Entity.commit, forward.go).
+//   - I8. Events are pushed in state order under the entity's mutex and
+//     handed to the observer in that order, outside every mutex; a call
+//     returns once the events it pushed are observed (events.go).
+//   - I9. A call that changes or shows state returns only once its records
+//     are as durable as the journal promises; a nil error becomes
+//     ErrStoreFailed when they are not (call.exit).
+//   - I10. No mutex is held while a caller's code runs, while the observer
+//     runs, or while a call blocks on a channel (call.leave, Broker.wait).
+//   - I11. A snapshot is written only after every record it covers is on
+//     disk (snapshot.go).
 //
 // # Durability
 //
@@ -70,7 +148,7 @@
 // changes is a method in transitions.go (and Create, Update and Delete), and
 // each takes what it needs as arguments, the instant included, reading no
 // clock. A durable broker has a Journal (journal.go): each transition
-// appends one record while the entity's lock is held, so log order is state
+// appends one record while the entity's mutex is held, so log order is state
 // order, and each exported call ends by waiting until its records are as
 // durable as the log promises. A record is a value of one small type per
 // kind (record.go), which holds its fields, encodes and decodes them and

@@ -49,7 +49,7 @@ type Entity struct {
 	deleted atomic.Bool
 
 	// publishers counts the topic publishes parked on mu, a subscription's
-	// lock (lockSubsLocked); see call.unlock.
+	// mutex (enterSubsLocked); see call.leave.
 	publishers atomic.Int32
 
 	mu  sync.Mutex
@@ -96,7 +96,7 @@ type Entity struct {
 	// RequiresDuplicateDetection (dedup.go), nil for others.
 	dups *dupHistory
 	// subs are a topic's subscriptions, sorted by lower-case name. Deleted
-	// ones linger until the topic next locks them (lockSubsLocked). The
+	// ones linger until the topic next enters them (enterSubsLocked). The
 	// slice is replaced, never changed in place.
 	subs []*Entity
 	// rules are a subscription's rules, sorted by name; replaced, never
@@ -214,8 +214,8 @@ func (e *Entity) Update(cfg Config) (err error) {
 func (e *Entity) updateLocked(c Config, now int64) {
 	var subs []*Entity
 	if e.kind == KindTopic {
-		subs = e.lockSubsLocked(now)
-		defer unlockAll(subs)
+		subs = e.enterSubsLocked(now)
+		defer leaveAll(subs)
 	}
 	forwardNow := e.kind != KindTopic && e.cfg.ForwardTo == "" && c.ForwardTo != ""
 	if e.kind == KindSubscription {
@@ -268,10 +268,10 @@ func (e *Entity) Counts() (_ Counts, err error) {
 		Accessed:           e.b.Time(e.accessed),
 	}
 	if e.kind == KindTopic {
-		subs := e.lockSubsLocked(now)
+		subs := e.enterSubsLocked(now)
 		n.Subscriptions = len(subs)
 		n.Size = e.quota.Used()
-		unlockAll(subs)
+		leaveAll(subs)
 	}
 	return n, nil
 }

@@ -63,7 +63,8 @@ func (ev *events) releaseLocked(l *lane) {
 // reads it, and waits at its end for the events after it to be observed.
 func (ev *events) mark() uint64 { return ev.last.Load() }
 
-// push records an event of the entity of lane l, under its lock.
+// push records an event of the entity of lane l, under its mutex, in state
+// order (I8).
 func (ev *events) push(l *lane, kind EventKind, at int64, path string, q store.Queue, seq int64, id string,
 	deliveries uint32, reason string) {
 	if l == nil {

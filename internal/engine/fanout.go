@@ -39,8 +39,8 @@ func isScheduled(m *store.Message, now int64) bool {
 // lock orders after the copy's arrival, then comes after the send in the
 // log too, or the replay would take a message not yet sent.
 func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, enc *encoder) error {
-	subs := t.lockSubsLocked(now)
-	defer unlockAll(subs)
+	subs := t.enterSubsLocked(now)
+	defer leaveAll(subs)
 	// Room for a copy per subscription and message, so that the plan does
 	// not grow by doubling, each time in new memory; on the stack when
 	// that is little.
@@ -91,9 +91,9 @@ func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, e
 // fanOutLocked copies m, activating under key k at instant at, to the
 // subscriptions (SEMANTICS S5). Its quota was checked when it was scheduled.
 func (t *Entity) fanOutLocked(m *store.Message, k store.Key, at int64) {
-	subs := t.lockSubsLocked(at)
+	subs := t.enterSubsLocked(at)
 	t.applyLocked(t.planLocked(make([]copyPlan, 0, len(subs)), subs, m, k, at), at)
-	unlockAll(subs)
+	leaveAll(subs)
 }
 
 // maxPlanRoom bounds the room publishLocked makes for its plan in advance.

@@ -37,14 +37,15 @@ func (enc *encoder) entity(e *Entity) {
 	enc.str("")
 }
 
-// commit appends the record enc, which begin returned; nothing when enc is
+// commit appends the record enc, which begin returned, under e's mutex
+// (I1); nothing when enc is
 // nil.
 func (e *Entity) commit(enc *encoder) {
 	if enc == nil {
 		return
 	}
 	if f := e.landing; f != nil {
-		// Out of flying as its record is appended, in one step under the
+		// Out of flying as its record is appended (I7), in one step under the
 		// outbox's lock: a snapshot that reads the set finds the message
 		// on its way or its record appended, never both (Open would
 		// deliver it twice) nor neither (it would be lost) (snapshot.go).

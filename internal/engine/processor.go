@@ -62,7 +62,7 @@ func (r *Receiver) StopRenewing(tokens ...[16]byte) {
 // nothing to take.
 func (e *Entity) Quiet(q store.Queue, busy func() bool, held func() []*Receiver) bool {
 	c := e.call(noFault)
-	c.end = endUnlock
+	c.end = endLeave
 	defer c.exit(nil)
 	if _, err := c.enter(noContext); err != nil {
 		e.mu.Lock() // gone or closed: only busy counts
@@ -105,7 +105,7 @@ func (e *Entity) WaitChange(ctx context.Context, q store.Queue, d time.Duration)
 	list := &e.waiters[q]
 	w := newWaiter(nil)
 	list.add(w)
-	c.unlock()
+	c.leave()
 	t := e.b.clock.Timer(d)
 	defer t.Stop()
 	woken, err := e.b.wait(ctx, e, w, t.C)

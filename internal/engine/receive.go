@@ -18,7 +18,7 @@ func (e *Entity) NewReceiver(q store.Queue, mode Mode) (*Receiver, error) {
 		return nil, errs.Errorf(errs.ErrInvalidArgument, e.describe(), "a topic has no receiver: receive from a subscription")
 	}
 	c := e.call(noFault)
-	c.end = endUnlock
+	c.end = endLeave
 	defer c.exit(nil)
 	if _, err := c.enter(noContext); err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func (r *Receiver) Receive(ctx context.Context, max int, views []store.View, max
 			c.waited = e.blockLocked(r)
 		}
 		list.add(w)
-		c.unlock()
+		c.leave()
 		if again {
 			e.b.WorkChanged() // woken, it found nothing: quiet again
 		}
@@ -265,7 +265,7 @@ func (r *Receiver) Delete(ctx context.Context, max int, before int64) (_ int, er
 	return len(doomed), nil
 }
 
-// wait blocks until w is woken (by a message, a change of the entity, or a
+// wait blocks, holding no mutex (I10), until w is woken (by a message, a change of the entity, or a
 // close of the receiver or the broker: the caller then looks again), a
 // deadline of e is due (the caller then catches up), timeout fires (the
 // caller looks again and finds its own deadline passed) or ctx ends. woken

@@ -130,9 +130,10 @@ type brokerRecord interface {
 	apply(b *Broker, name, sub string, skip bool) error
 }
 
-// begin returns the record of kind k about e, whose lock is held, that
+// begin returns the record of kind k about e, whose mutex is held, that
 // encode writes, for commit or drop: nil when the broker keeps no journal
-// (or is replaying one).
+// (or is replaying one). Built and checked before the state changes
+// (I2).
 func (e *Entity) begin(k recKind, encode func(*encoder)) *encoder {
 	if e.b.dur.j == nil {
 		return nil
@@ -227,7 +228,7 @@ func (r *createRecord) apply(b *Broker, name, sub string, _ bool) error {
 	if i, found := t.findSubLocked(sub); found && !t.subs[i].deleted.Load() {
 		return errDiverged
 	}
-	unlockAll(t.lockSubsLocked(r.at)) // drops deleted subscriptions
+	leaveAll(t.enterSubsLocked(r.at)) // drops deleted subscriptions
 	t.createSubLocked(sub, r.cfg, rules, r.at)
 	return nil
 }
@@ -259,7 +260,7 @@ func (r *deleteRecord) apply(b *Broker, name, sub string, _ bool) error {
 	e.mu.Lock()
 	e.deleteLocked(r.at)
 	e.mu.Unlock()
-	unlockAll(t.lockSubsLocked(r.at))
+	leaveAll(t.enterSubsLocked(r.at))
 	return nil
 }
 

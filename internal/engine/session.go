@@ -68,7 +68,7 @@ func (e *Entity) AcceptNextSession(ctx context.Context, mode Mode, onHold func(*
 			c.waited = e.blockLocked(nil)
 		}
 		list.add(w)
-		c.unlock()
+		c.leave()
 		if again {
 			e.b.WorkChanged() // woken, it found nothing: quiet again
 		}

@@ -164,7 +164,7 @@ func (b *Broker) snapshotLocked() error {
 			return sw.err
 		}
 		// Each unit reflects the records up to the one it names, past l0:
-		// they must be on disk before the snapshot is, or a crash could
+		// they must be on disk before the snapshot is (I11), or a crash could
 		// lose them and the next records would reuse their numbers.
 		return j.Sync(j.Last())
 	})
@@ -234,7 +234,7 @@ func (b *Broker) snapshotUnit(w *snapWriter, name string) {
 			s.snapshotLocked(w)
 		}
 		b.snapshotOrphans(w, name, e, subs)
-		unlockAll(subs)
+		leaveAll(subs)
 		e.mu.Unlock()
 		return
 	}

@@ -44,14 +44,14 @@ func CompileRule(spec RuleSpec) (*Rule, error) {
 	return r, nil
 }
 
-// lockSubsLocked locks the topic's live subscriptions in order, each brought
-// to now, and drops deleted ones from the topic. Called with the topic's
-// lock held; the caller unlocks them with unlockAll.
-func (t *Entity) lockSubsLocked(now int64) []*Entity {
+// enterSubsLocked takes the mutexes of the topic's live subscriptions in
+// order, each brought to now, and drops deleted ones from the topic. Called
+// with the topic's mutex held; the caller lets go of them with leaveAll.
+func (t *Entity) enterSubsLocked(now int64) []*Entity {
 	pruned := false
 	for _, s := range t.subs {
 		if !s.mu.TryLock() {
-			s.publishers.Add(1) // see call.unlock
+			s.publishers.Add(1) // see call.leave
 			s.mu.Lock()
 			s.publishers.Add(-1)
 		}
@@ -75,7 +75,7 @@ func (t *Entity) lockSubsLocked(now int64) []*Entity {
 	return t.subs
 }
 
-func unlockAll(es []*Entity) {
+func leaveAll(es []*Entity) {
 	for _, e := range es {
 		e.mu.Unlock()
 	}
@@ -84,14 +84,14 @@ func unlockAll(es []*Entity) {
 // liveSubs returns the topic's live subscriptions as of now, unlocked.
 func (t *Entity) liveSubs() ([]*Entity, error) {
 	c := t.call(noFault)
-	c.end = endUnlock
+	c.end = endLeave
 	defer c.exit(nil)
 	now, err := c.enter(noContext)
 	if err != nil {
 		return nil, err
 	}
-	subs := t.lockSubsLocked(now)
-	unlockAll(subs)
+	subs := t.enterSubsLocked(now)
+	leaveAll(subs)
 	return subs, nil
 }
 
@@ -112,7 +112,7 @@ func (t *Entity) CreateSubscription(name string, cfg Config, rules []*Rule) (_ *
 	if err != nil {
 		return nil, err
 	}
-	unlockAll(t.lockSubsLocked(now))
+	leaveAll(t.enterSubsLocked(now))
 	if i, found := t.findSubLocked(name); found {
 		return nil, errs.Errorf(errs.ErrAlreadyExists, t.subs[i].describe(), "")
 	}
@@ -270,7 +270,7 @@ func (s *Entity) deleteRuleLocked(i int, now int64) {
 // created; the caller must not change their maps.
 func (s *Entity) Rules() ([]RuleSpec, error) {
 	c := s.call(noFault)
-	c.end = endUnlock
+	c.end = endLeave
 	defer c.exit(nil)
 	if _, err := c.enter(noContext); err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 )
 
 // The life of a message, every transition in one place (SEMANTICS Q, E, L,
-// S, D):
+// S, D); each takes its instant and reads no clock (I3):
 //
 //	send ─┬─ accept ──────────────────────▶ Available ◀─── lock ends (L6) ──┐
 //	      └─ schedule ─▶ Scheduled ─ activate (S4) ─┘   │                    │
@@ -457,7 +457,7 @@ func (e *Entity) deadlineLocked(d store.Deadline) {
 			// and so do their records, which the replay applies before the
 			// activation's: one deleted for idleness now gets no copy, in
 			// the log as it did live.
-			unlockAll(e.lockSubsLocked(d.At))
+			leaveAll(e.enterSubsLocked(d.At))
 		}
 		e.deadlineRecLocked(dlActivate, m, d.At)
 		e.activateLocked(m, d.At)
