@@ -9,11 +9,11 @@ import (
 )
 
 // A durable broker writes every transition to a Journal, a write-ahead log
-// (internal/wal), as one record appended while the lock of the entity it
+// (internal/wal), as one record appended while the mutex of the entity it
 // changes is held, so that log order is state order. A record names its
 // entity and carries what the transition needs, its instant included; the
 // replay (replay.go) applies it through the same methods the live call used,
-// reading no clock. Each call, once it holds no lock, waits until the last
+// reading no clock. Each call, once it holds no mutex, waits until the last
 // record appended is as durable as the journal promises (done), so nothing
 // it acknowledges or shows, a message it received or peeked included, can
 // be lost by a crash.
@@ -24,44 +24,6 @@ import (
 // receivers, the idle time of a read that
 // changes nothing in an entity without AutoDeleteOnIdle, and the pruning of
 // duplicate-detection histories, which the next catch-up repeats.
-
-// entity encodes e's name: a queue's or topic's, then "", or a
-// subscription's topic's, then its own.
-func (enc *encoder) entity(e *Entity) {
-	if e.topic != nil {
-		enc.str(e.topic.name)
-		enc.str(e.name)
-		return
-	}
-	enc.str(e.name)
-	enc.str("")
-}
-
-// commit appends the record enc, which begin returned, under e's mutex
-// (I1); nothing when enc is
-// nil.
-func (e *Entity) commit(enc *encoder) {
-	if enc == nil {
-		return
-	}
-	if f := e.landing; f != nil {
-		// Out of flying as its record is appended (I7), in one step under the
-		// outbox's lock: a snapshot that reads the set finds the message
-		// on its way or its record appended, never both (Open would
-		// deliver it twice) nor neither (it would be lost) (snapshot.go).
-		e.landing = nil
-		o := &e.b.outbox
-		o.mu.Lock()
-		delete(o.flying, f)
-		e.b.appendRec(enc.b)
-		o.mu.Unlock()
-	} else {
-		e.b.appendRec(enc.b)
-	}
-	if cap(enc.b) > 1<<20 {
-		enc.b = nil // a large batch's buffer is not kept
-	}
-}
 
 // A record is at most Recovery.MaxRecord bytes (the log's limit, 1 GiB),
 // and a call is one record, so that a crash keeps all of it or none. A
@@ -77,46 +39,6 @@ func (e *Entity) commit(enc *encoder) {
 
 // maxKeySize is the most bytes a message's key takes in a record.
 const maxKeySize = 2 * binary.MaxVarintLen64
-
-// keyRoom returns how many message keys, with their count, fit in a
-// record that holds used bytes already; at least one, so that a call
-// always makes progress (a limit that small is a test's).
-func (b *Broker) keyRoom(used int) int {
-	return max(1, (b.dur.maxRecord-used-binary.MaxVarintLen64)/maxKeySize)
-}
-
-// recordTooLarge returns nil when enc, a record begin returned, fits in the
-// journal. Otherwise it drops enc and returns the error of the call that
-// built it: it wraps sentinel, says what made the record large and names
-// the limit.
-func (e *Entity) recordTooLarge(enc *encoder, sentinel error, what string) error {
-	if enc == nil || len(enc.b) <= e.b.dur.maxRecord {
-		return nil
-	}
-	n := len(enc.b)
-	enc.drop()
-	return e.errRecord(sentinel, what, int64(n), false)
-}
-
-// errRecord is the error of a call whose record would take n bytes (at
-// least n when atLeast) because of what: more than the journal takes.
-func (e *Entity) errRecord(sentinel error, what string, n int64, atLeast bool) error {
-	least := ""
-	if atLeast {
-		least = "at least "
-	}
-	return errs.Errorf(sentinel, e.describe(), "%s would make a log record of %s%d bytes, more than the %d bytes a durable namespace stores for one call (the log's record limit)",
-		what, least, n, e.b.dur.maxRecord)
-}
-
-// drop forgets a record that is not committed.
-func (enc *encoder) drop() {
-	if cap(enc.b) > 1<<20 {
-		enc.b = nil
-	} else {
-		enc.b = enc.b[:0]
-	}
-}
 
 // setMaxRecord sets the largest record the journal takes; 0 or less: no
 // limit.

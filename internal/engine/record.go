@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
+	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
 )
 
@@ -862,4 +864,82 @@ func (r *renewRecord) apply(e *Entity) error {
 	}
 	e.relockLocked(m, r.until)
 	return nil
+}
+
+// entity encodes e's name: a queue's or topic's, then "", or a
+// subscription's topic's, then its own.
+func (enc *encoder) entity(e *Entity) {
+	if e.topic != nil {
+		enc.str(e.topic.name)
+		enc.str(e.name)
+		return
+	}
+	enc.str(e.name)
+	enc.str("")
+}
+
+// commit appends the record enc, which begin returned, under e's mutex
+// (I1); nothing when enc is
+// nil.
+func (e *Entity) commit(enc *encoder) {
+	if enc == nil {
+		return
+	}
+	if f := e.landing; f != nil {
+		// Out of flying as its record is appended (I7), in one step under the
+		// outbox's lock: a snapshot that reads the set finds the message
+		// on its way or its record appended, never both (Open would
+		// deliver it twice) nor neither (it would be lost) (snapshot.go).
+		e.landing = nil
+		o := &e.b.outbox
+		o.mu.Lock()
+		delete(o.flying, f)
+		e.b.appendRec(enc.b)
+		o.mu.Unlock()
+	} else {
+		e.b.appendRec(enc.b)
+	}
+	if cap(enc.b) > 1<<20 {
+		enc.b = nil // a large batch's buffer is not kept
+	}
+}
+
+// keyRoom returns how many message keys, with their count, fit in a
+// record that holds used bytes already; at least one, so that a call
+// always makes progress (a limit that small is a test's).
+func (b *Broker) keyRoom(used int) int {
+	return max(1, (b.dur.maxRecord-used-binary.MaxVarintLen64)/maxKeySize)
+}
+
+// recordTooLarge returns nil when enc, a record begin returned, fits in the
+// journal. Otherwise it drops enc and returns the error of the call that
+// built it: it wraps sentinel, says what made the record large and names
+// the limit.
+func (e *Entity) recordTooLarge(enc *encoder, sentinel error, what string) error {
+	if enc == nil || len(enc.b) <= e.b.dur.maxRecord {
+		return nil
+	}
+	n := len(enc.b)
+	enc.drop()
+	return e.errRecord(sentinel, what, int64(n), false)
+}
+
+// errRecord is the error of a call whose record would take n bytes (at
+// least n when atLeast) because of what: more than the journal takes.
+func (e *Entity) errRecord(sentinel error, what string, n int64, atLeast bool) error {
+	least := ""
+	if atLeast {
+		least = "at least "
+	}
+	return errs.Errorf(sentinel, e.describe(), "%s would make a log record of %s%d bytes, more than the %d bytes a durable namespace stores for one call (the log's record limit)",
+		what, least, n, e.b.dur.maxRecord)
+}
+
+// drop forgets a record that is not committed.
+func (enc *encoder) drop() {
+	if cap(enc.b) > 1<<20 {
+		enc.b = nil
+	} else {
+		enc.b = enc.b[:0]
+	}
 }
