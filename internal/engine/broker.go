@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,52 +62,6 @@ type Options struct {
 	Faults []func(op Operation, entity string) error
 }
 
-// New returns a broker with no entities.
-func New(o Options) *Broker {
-	epoch := o.Clock.Now()
-	b := &Broker{
-		clock:      o.Clock,
-		log:        o.Logger,
-		discard:    o.Logger.Handler() == slog.DiscardHandler,
-		loc:        epoch.Location(),
-		epoch:      epoch,
-		epochNanos: Instant(epoch),
-		entities:   make(map[string]*Entity),
-		faults:     o.Faults,
-	}
-	b.events.init(o.Observer != nil || o.Logger.Enabled(context.Background(), slog.LevelDebug), o.Observer)
-	b.sched.init()
-	return b
-}
-
-// Close closes the broker: blocked calls return ErrClosed, later calls
-// return ErrClosed, and when Close returns no goroutine of the broker is
-// left and no call changes its state any more. It reports whether this call
-// closed it.
-func (b *Broker) Close() bool {
-	if !b.life.close() {
-		return false
-	}
-	b.sched.stopTimer()
-	b.life.wg.Wait()
-	b.stopSnapshots()
-	// Wake every blocked receive, which then sees the closed state; locking
-	// every entity is also a barrier: a call that passed its closed check
-	// under an entity's lock has left it before Close returns.
-	for _, e := range b.all() {
-		e.mu.Lock()
-		e.wakeAllLocked()
-		subs := e.subs
-		e.mu.Unlock()
-		for _, s := range subs {
-			s.mu.Lock()
-			s.wakeAllLocked()
-			s.mu.Unlock()
-		}
-	}
-	return true
-}
-
 func (b *Broker) all() []*Entity {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -137,111 +90,6 @@ func (b *Broker) lookupLocked(name string) *Entity {
 func nameKey(name string) string { return strings.ToLower(name) }
 
 func describe(kind Kind, name string) string { return kind.String() + " " + strconv.Quote(name) }
-
-// Create adds a queue or topic whose name and configuration the caller has
-// checked. ErrAlreadyExists when a queue or topic has the name.
-func (b *Broker) Create(kind Kind, name string, cfg Config) (_ *Entity, err error) {
-	c := b.call(endDurable)
-	defer c.exit(&err)
-	now, err := c.enter(noContext)
-	if err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.life.closed() {
-		return nil, errClosed
-	}
-	if old := b.lookupLocked(name); old != nil {
-		return nil, errs.Errorf(errs.ErrAlreadyExists, describe(kind, name), "the name is taken by %s", old.describe())
-	}
-	if err := b.checkForwardTargetsLocked(name, cfg, describe(kind, name)); err != nil {
-		return nil, err
-	}
-	e := b.createLocked(kind, name, cfg, now)
-	r := createRecord{entityKind: kind, cfg: cfg, at: now}
-	e.log(r.kind(), r.encode)
-	return e, nil
-}
-
-// createLocked adds a queue or topic at instant at; b.mu is held.
-func (b *Broker) createLocked(kind Kind, name string, c Config, at int64) *Entity {
-	e := newEntity(b, kind, name, nil, c, at)
-	b.entities[nameKey(name)] = e
-	b.log.Info("minibus: created", "entity", e.describe())
-	e.emitEntity(EventEntityCreated, at)
-	return e
-}
-
-// Find returns the live queue or topic of kind named name, or ErrNotFound.
-func (b *Broker) Find(kind Kind, name string) (*Entity, error) {
-	c := b.call(endLeave)
-	defer c.exit(nil)
-	if _, err := c.enter(noContext); err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	e := b.lookupLocked(name)
-	if e == nil || e.kind != kind {
-		return nil, errs.Errorf(errs.ErrNotFound, describe(kind, name), "")
-	}
-	return e, nil
-}
-
-// Delete deletes the queue or topic of kind named name with everything in
-// it (SEMANTICS A5), or returns ErrNotFound.
-func (b *Broker) Delete(kind Kind, name string) (err error) {
-	c := b.call(endDurable)
-	defer c.exit(&err)
-	now, err := c.enter(noContext)
-	if err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	e := b.lookupLocked(name)
-	if e == nil || e.kind != kind {
-		return errs.Errorf(errs.ErrNotFound, describe(kind, name), "")
-	}
-	delete(b.entities, nameKey(name))
-	return e.deleteFound(now)
-}
-
-// deleteFound deletes e, which a Delete found, at now, unless a catch-up
-// has deleted it on idle since (SEMANTICS A3), under e's lock alone: then
-// it is ErrNotFound, and not recorded deleted twice (the replay would not
-// find it the second time).
-func (e *Entity) deleteFound(now int64) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.deleted.Load() {
-		return e.errNotFound()
-	}
-	e.deleteRecLocked(max(now, e.instant)) // its times never go back (Entity.instant)
-	e.b.log.Info("minibus: deleted", "entity", e.describe())
-	return nil
-}
-
-// Names returns the sorted names of the live entities of kind, as created;
-// nil when the broker is closed.
-func (b *Broker) Names(kind Kind) []string {
-	c := b.call(endLeave)
-	defer c.exit(nil)
-	if _, err := c.enter(noContext); err != nil {
-		return nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for key, e := range b.entities {
-		if e.kind == kind && b.lookupLocked(key) != nil {
-			out = append(out, e.name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
 
 // lifecycle is the broker's open or closed state, and the goroutines it owns
 // (timer callbacks), so that Close can wait for them.
@@ -291,51 +139,8 @@ func (b *Broker) Clock() clock.Clock { return b.clock }
 // clock's location.
 func (b *Broker) Now() time.Time { return b.Time(b.clockNow()) }
 
-// events is the broker's queue of events on their way to the observer.
-//
-// Transitions push events under their entity's lock, so each entity's events
-// are in the order of its state; each event gets the next ticket. They wait
-// in their entity's lane, by lower-case path, so that an entity deleted and
-// created again keeps its order. A call hands the waiting events to the
-// observer itself once it holds no entity lock (deliverEvents), with no
-// broker lock held while the observer runs: it takes a batch, the waiting
-// events of one free lane, and observes them in order while the lane is
-// busy; batches of different lanes may go out at once from different
-// goroutines. So an observer that waits for another goroutine's call does
-// not hold up that call's events, unless they are of the entity whose event
-// the observer is handling.
-//
-// Free lanes with waiting events are ready, by the ticket of their first
-// one; a call takes the first ready lane, and of it only the events before
-// the next ready lane's first, so that the events that one goroutine pushed
-// reach the observer in ticket order when no other delivery runs. An event
-// counts as handed over when its observer call begins, not when its batch is
-// taken: an observer blocked on one event of a batch holds up the rest of
-// the batch as it would hold up the rest of the lane.
-//
-// A call returns once every event pushed before it ends has been handed
-// over, and every event pushed since it began (its own among them) has been
-// observed: another goroutine may have taken them, and the call waits until
-// that delivery is over. mu is a leaf lock.
-//
-// The common case, one goroutine that pushes the events of one call and
-// then delivers them, takes mu twice: once to push, once to take the batch;
-// knowing then that nothing else is left to wait for, the call returns
-// after its batch without taking mu again. The end of a batch is a store to
-// its lane's at, which the next push to the lane finishes, or, when events
-// wait after the batch or too many batches are busy, the next call that
-// looks (reapLocked), unless a call waits: then the goroutine that observed
-// it takes mu to finish it and wake the waiters (endLocked), as it does when
-// it has more to do.
-//
-// The lanes' events are in rings, and the ready and busy lanes in lists of
-// numbers, so that a delivery writes few pointers: the write barrier of a
-// collection that runs meanwhile would cost more than the writes. With
-// several goroutines, mu is what they queue for, and each cache line that
-// goes from core to core while it is held lengthens the queue: what one
-// goroutine reads of another's busy lane is in the lane's first line, not
-// in its ring; lanes do not share lines; a call reads no lane whose batch
-// it need not finish.
+// events is the broker's queue of events on their way to the observer;
+// events.go says how they flow.
 type events struct {
 	// Read by every call without mu, and seldom written: apart from mu's
 	// cache line, which every call writes.
@@ -590,4 +395,29 @@ func (b *Broker) clockNow() int64 {
 		return minInstant
 	}
 	return b.epochNanos + d
+}
+
+// Work is what WaitQuiet waits for: a running processor, or a blocked
+// receive (blocked).
+type Work interface {
+	// Quiet reports whether the work has nothing to do now: nothing
+	// running, nothing available to it. It is called with no broker lock
+	// held and may take entity locks.
+	Quiet() bool
+}
+
+// replayState is what a replay needs beyond the broker's own state.
+type replayState struct {
+	// covered holds, per queue or topic (a topic with its subscriptions),
+	// the last record its snapshot covers: the replay skips those.
+	covered map[string]uint64
+	// locks finds locked messages by key: a record names a message by its
+	// key, and the store finds a locked one only by its token.
+	locks map[lockRef]*store.Message
+}
+
+type lockRef struct {
+	e *Entity
+	q store.Queue
+	k store.Key
 }

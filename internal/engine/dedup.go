@@ -4,25 +4,6 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
-// dupHistory remembers the MessageIDs a queue or topic with
-// RequiresDuplicateDetection accepted, each until its acceptance plus the
-// history window (SEMANTICS DD1). It is pruned whenever the entity is
-// entered or caught up, so it holds about one window of ids: the catch-up
-// forgets, not a timer. Guarded by the entity's mutex.
-type dupHistory struct {
-	until map[string]int64 // id -> the instant it is forgotten
-	// order lists the ids by acceptance, oldest first from head.
-	order []dupEntry
-	head  int
-}
-
-type dupEntry struct {
-	id    string
-	until int64
-}
-
-func newDupHistory() *dupHistory { return &dupHistory{until: make(map[string]int64)} }
-
 // seen reports whether id was accepted within the window at now: at the
 // window's end a resend is new (T2).
 func (h *dupHistory) seen(id string, now int64) bool {
@@ -107,19 +88,4 @@ func (e *Entity) recordLocked(ids []string, now int64) {
 	for _, id := range ids {
 		e.dups.add(id, until)
 	}
-}
-
-// DuplicateHistory returns how many MessageIDs the entity remembers for
-// duplicate detection, as of now.
-func (e *Entity) DuplicateHistory() int {
-	c := e.call(noFault)
-	c.end = endLeave
-	defer c.exit(nil)
-	if _, err := c.enter(noContext); err != nil {
-		return 0
-	}
-	if e.dups == nil {
-		return 0
-	}
-	return e.dups.Len()
 }

@@ -43,19 +43,25 @@
 //	vocabulary.go          the values the root maps its types onto: Kind,
 //	                       Status, Config, Mode, Op, Settlement,
 //	                       Operation, EventKind, Event, RuleSpec
-//	entity.go, broker.go   the state: what an entity, a receiver and a
-//	                       session hold (entity.go); what the broker holds
-//	                       (broker.go): events, scheduler, outbox, journal
-//	dedup.go, wait.go      duplicate detection; blocked receivers' lists
-//	call.go                the frame of every exported call
-//	record.go, journal.go  one type per journaled record; appending them
-//	transitions.go         every change of a message's state
-//	settle.go, send.go, receive.go, session.go, topic.go, processor.go
-//	                       the exported calls, one concern a file
-//	fanout.go, forward.go  a topic's copies; auto-forwarding (the outbox)
-//	catchup.go, quiet.go   time made exact; quiescence (WaitQuiet)
+//	broker.go, entity.go   the state: what the broker holds (events,
+//	                       scheduler, quiescence, journal, outbox) and
+//	                       what an entity, a receiver and a session hold
 //	events.go              the observer's lanes
+//	call.go                the frame of every exported call
+//	dedup.go, wait.go,     duplicate detection, blocked receivers' lists,
+//	quiet.go, processor.go quiescence (WaitQuiet), the processors' hooks
+//	record.go, journal.go  one type per journaled record, and a record's
+//	                       life (begin, check, commit); the journal
+//	topic.go               rules and a topic's subscriptions
+//	transitions.go         every change of a message's or an entity's state
+//	settle.go, session.go, the exported calls of a receiver and a sender,
+//	send.go, receive.go    one concern a file
+//	fanout.go              a topic's copies of a message
+//	catchup.go             time made exact: the catch-up and the one timer
+//	forward.go             auto-forwarding (the outbox)
 //	snapshot.go, replay.go a durable checkpoint; recovery
+//	manage.go              a namespace's life and its entities': New,
+//	                       Close, Create, Find, Delete, Names, Update, Counts
 //
 // A record's apply names the transition it replays and the transition
 // names its record, so record.go and each file that logs use each other:

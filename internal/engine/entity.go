@@ -107,44 +107,6 @@ type Entity struct {
 	view *sqlfilter.Message
 }
 
-func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now int64) *Entity {
-	e := &Entity{
-		b:              b,
-		kind:           kind,
-		id:             b.ids.Add(1),
-		name:           name,
-		path:           name,
-		topic:          topic,
-		created:        now,
-		updated:        now,
-		accessed:       now,
-		lastActivation: store.Unset,
-		localNext:      store.Never,
-		instant:        now, // a call that read the clock before it was created acts later
-	}
-	e.setConfigLocked(c)
-	if topic != nil {
-		e.path = topic.name + "/Subscriptions/" + name
-		e.quota = topic.quota
-	} else {
-		e.quota = store.NewQuota(c.maxSize())
-	}
-	e.lane = b.events.laneOf(e.path)
-	bySession := c.RequiresSession && kind != KindTopic
-	if bySession {
-		e.sessions = newSessionsOf()
-	}
-	if c.RequiresDuplicateDetection && kind != KindSubscription {
-		e.dups = newDupHistory()
-	}
-	e.st = store.New(e.quota, bySession)
-	e.schedDue.Store(store.Never)
-	b.noteForwarding(e, c)
-	e.lastActivity.Store(now)
-	e.rescheduleLocked()
-	return e
-}
-
 // Name returns the entity's name as created.
 func (e *Entity) Name() string { return e.name }
 
@@ -183,99 +145,6 @@ func (e *Entity) Config() Config {
 	return e.cfg
 }
 
-// Update replaces the entity's configuration, keeping its messages and
-// locks: a new LockDuration or TTL applies to later locks and messages. An
-// update is activity (SEMANTICS A2); receivers blocked on the entity wake to
-// see a new status. A topic's new size limits apply to its subscriptions.
-func (e *Entity) Update(cfg Config) (err error) {
-	c := e.call(noFault)
-	defer c.exit(&err)
-	self := e.name
-	if e.kind == KindSubscription {
-		self = "" // a subscription is no destination
-	}
-	if err := e.b.checkForwardTargets(self, cfg, e.describe()); err != nil {
-		return err
-	}
-	now, err := c.enter(noContext)
-	if err != nil {
-		return err
-	}
-	e.updateLocked(cfg, now)
-	e.b.log.Info("minibus: updated", "entity", e.describe())
-	return nil
-}
-
-// updateLocked gives e the configuration c at now, and records it. A
-// topic's subscriptions stay locked from before they see its new limits,
-// TTL and idleness until its record is appended: a call on one records
-// under its lock alone, and a record of it between the two would replay
-// under the old ones.
-func (e *Entity) updateLocked(c Config, now int64) {
-	var subs []*Entity
-	if e.kind == KindTopic {
-		subs = e.enterSubsLocked(now)
-		defer leaveAll(subs)
-	}
-	forwardNow := e.kind != KindTopic && e.cfg.ForwardTo == "" && c.ForwardTo != ""
-	if e.kind == KindSubscription {
-		c.MaxSizeMB, c.MaxMessageKB = e.cfg.MaxSizeMB, e.cfg.MaxMessageKB
-	} else {
-		e.quota.SetLimit(c.maxSize())
-	}
-	e.setConfigLocked(c)
-	e.b.noteForwarding(e, c)
-	e.updated = now
-	e.touchLocked(now)
-	e.wakeAllLocked()
-	if forwardNow {
-		e.forwardAllLocked(now)
-	}
-	for _, s := range subs {
-		s.cfg.MaxSizeMB, s.cfg.MaxMessageKB = c.MaxSizeMB, c.MaxMessageKB
-	}
-	e.rescheduleLocked()
-	r := updateRecord{cfg: c, at: now}
-	e.log(r.kind(), r.encode)
-}
-
-// setConfigLocked sets e's configuration and the copies of it that its
-// subscriptions read.
-func (e *Entity) setConfigLocked(c Config) {
-	e.cfg = c
-	e.idleWatched.Store(c.AutoDeleteOnIdle != 0)
-	e.ttlCap.Store(int64(c.TTL))
-}
-
-// Counts returns the entity's counts as of now (SEMANTICS T3).
-func (e *Entity) Counts() (_ Counts, err error) {
-	c := e.call(noFault)
-	defer c.exit(&err)
-	now, err := c.enter(noContext)
-	if err != nil {
-		return Counts{}, err
-	}
-	st := e.st
-	n := Counts{
-		Active: st.Count(store.Main, store.Available) + st.Count(store.Main, store.Locked) +
-			st.Count(store.Main, store.Deferred) + st.Count(store.Main, store.Delayed),
-		Scheduled:          st.Count(store.Main, store.Scheduled),
-		DeadLetter:         st.Len(store.DeadLetterQueue),
-		TransferDeadLetter: st.Len(store.TransferQueue),
-		Size:               st.Bytes() + e.stateBytesLocked(), // session state too (SEMANTICS SS9)
-		Created:            e.b.Time(e.created),
-		Updated:            e.b.Time(e.updated),
-		Accessed:           e.b.Time(e.accessed),
-	}
-	if e.kind == KindTopic {
-		subs := e.enterSubsLocked(now)
-		n.Subscriptions = len(subs)
-		n.Size = e.quota.Used()
-		leaveAll(subs)
-	}
-	return n, nil
-}
-
 // touchLocked records an activity at now (SEMANTICS A2); for a subscription
 // it is its topic's activity too.
 func (e *Entity) touchLocked(now int64) {
@@ -294,57 +163,8 @@ func touch(a *atomic.Int64, now int64) {
 	}
 }
 
-// deleteRecLocked is deleteLocked, recorded. A topic's subscriptions go
-// first, each under its own lock: a call on a subscription appends its
-// records under that lock alone, and one appended after the topic's delete
-// record would name a subscription the replay has deleted with its topic
-// (Open would fail, "no such entity").
-func (e *Entity) deleteRecLocked(at int64) {
-	for _, s := range e.subs {
-		s.mu.Lock()
-		s.deleteLocked(at)
-		s.mu.Unlock()
-	}
-	r := deleteRecord{at: at}
-	e.log(r.kind(), r.encode)
-	e.deleteLocked(at)
-}
-
-// deleteLocked deletes e and everything in it: explicitly, on idle, or with
-// its topic (SEMANTICS A3, A5). Blocked receivers wake and return
-// ErrNotFound.
-func (e *Entity) deleteLocked(at int64) {
-	if e.deleted.Load() {
-		return
-	}
-	e.deleted.Store(true)
-	e.wakeAllLocked()
-	for _, s := range e.subs {
-		s.mu.Lock()
-		s.deleteLocked(at)
-		s.mu.Unlock()
-	}
-	e.emitEntity(EventEntityDeleted, at)
-	e.subs = nil
-	e.st.Clear()
-	if e.sessions != nil {
-		for _, x := range e.sessions.byID {
-			x.waiters.wakeAll()
-		}
-		e.sessions.clear(e.quota)
-	}
-}
-
 // Broker returns the broker the entity belongs to.
 func (e *Entity) Broker() *Broker { return e.b }
-
-// wakeAllLocked wakes every receive blocked on e, to see a change of state:
-// deletion, a new status, a closed broker.
-func (e *Entity) wakeAllLocked() {
-	for i := range e.waiters {
-		e.waiters[i].wakeAll()
-	}
-}
 
 // Receiver receives, peeks and settles the messages of one queue of a queue
 // or subscription, or, for a session receiver, of one session of its main
@@ -547,3 +367,68 @@ func (r *Receiver) renewUntil(now int64) int64 {
 	}
 	return after(now, r.renewFor)
 }
+
+func newEntity(b *Broker, kind Kind, name string, topic *Entity, c Config, now int64) *Entity {
+	e := &Entity{
+		b:              b,
+		kind:           kind,
+		id:             b.ids.Add(1),
+		name:           name,
+		path:           name,
+		topic:          topic,
+		created:        now,
+		updated:        now,
+		accessed:       now,
+		lastActivation: store.Unset,
+		localNext:      store.Never,
+		instant:        now, // a call that read the clock before it was created acts later
+	}
+	e.setConfigLocked(c)
+	if topic != nil {
+		e.path = topic.name + "/Subscriptions/" + name
+		e.quota = topic.quota
+	} else {
+		e.quota = store.NewQuota(c.maxSize())
+	}
+	e.lane = b.events.laneOf(e.path)
+	bySession := c.RequiresSession && kind != KindTopic
+	if bySession {
+		e.sessions = newSessionsOf()
+	}
+	if c.RequiresDuplicateDetection && kind != KindSubscription {
+		e.dups = newDupHistory()
+	}
+	e.st = store.New(e.quota, bySession)
+	e.schedDue.Store(store.Never)
+	b.noteForwarding(e, c)
+	e.lastActivity.Store(now)
+	e.rescheduleLocked()
+	return e
+}
+
+// dupHistory remembers the MessageIDs a queue or topic with
+// RequiresDuplicateDetection accepted, each until its acceptance plus the
+// history window (SEMANTICS DD1). It is pruned whenever the entity is
+// entered or caught up, so it holds about one window of ids: the catch-up
+// forgets, not a timer. Guarded by the entity's mutex.
+type dupHistory struct {
+	until map[string]int64 // id -> the instant it is forgotten
+	// order lists the ids by acceptance, oldest first from head.
+	order []dupEntry
+	head  int
+}
+
+type dupEntry struct {
+	id    string
+	until int64
+}
+
+// setConfigLocked sets e's configuration and the copies of it that its
+// subscriptions read.
+func (e *Entity) setConfigLocked(c Config) {
+	e.cfg = c
+	e.idleWatched.Store(c.AutoDeleteOnIdle != 0)
+	e.ttlCap.Store(int64(c.TTL))
+}
+
+func newDupHistory() *dupHistory { return &dupHistory{until: make(map[string]int64)} }

@@ -4,6 +4,52 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
+// How events flow (the broker's events, broker.go):
+//
+// Transitions push events under their entity's mutex, so each entity's events
+// are in the order of its state; each event gets the next ticket. They wait
+// in their entity's lane, by lower-case path, so that an entity deleted and
+// created again keeps its order. A call hands the waiting events to the
+// observer itself once it holds no entity's mutex (deliverEvents), with no
+// broker mutex held while the observer runs: it takes a batch, the waiting
+// events of one free lane, and observes them in order while the lane is
+// busy; batches of different lanes may go out at once from different
+// goroutines. So an observer that waits for another goroutine's call does
+// not hold up that call's events, unless they are of the entity whose event
+// the observer is handling.
+//
+// Free lanes with waiting events are ready, by the ticket of their first
+// one; a call takes the first ready lane, and of it only the events before
+// the next ready lane's first, so that the events that one goroutine pushed
+// reach the observer in ticket order when no other delivery runs. An event
+// counts as handed over when its observer call begins, not when its batch is
+// taken: an observer blocked on one event of a batch holds up the rest of
+// the batch as it would hold up the rest of the lane.
+//
+// A call returns once every event pushed before it ends has been handed
+// over, and every event pushed since it began (its own among them) has been
+// observed: another goroutine may have taken them, and the call waits until
+// that delivery is over. mu is a leaf mutex.
+//
+// The common case, one goroutine that pushes the events of one call and
+// then delivers them, takes mu twice: once to push, once to take the batch;
+// knowing then that nothing else is left to wait for, the call returns
+// after its batch without taking mu again. The end of a batch is a store to
+// its lane's at, which the next push to the lane finishes, or, when events
+// wait after the batch or too many batches are busy, the next call that
+// looks (reapLocked), unless a call waits: then the goroutine that observed
+// it takes mu to finish it and wake the waiters (endLocked), as it does when
+// it has more to do.
+//
+// The lanes' events are in rings, and the ready and busy lanes in lists of
+// numbers, so that a delivery writes few pointers: the write barrier of a
+// collection that runs meanwhile would cost more than the writes. With
+// several goroutines, mu is what they queue for, and each cache line that
+// goes from core to core while it is held lengthens the queue: what one
+// goroutine reads of another's busy lane is in the lane's first line, not
+// in its ring; lanes do not share lines; a call reads no lane whose batch
+// it need not finish.
+
 func (ev *events) init(on bool, observe func(*Event)) {
 	ev.on, ev.observe = on, observe
 	ev.ended.L = &ev.mu

@@ -11,15 +11,6 @@ import (
 // is that word alone here: "idle" is the idleness an entity is deleted for
 // (AutoDeleteOnIdle, SEMANTICS A).
 
-// Work is what WaitQuiet waits for: a running processor, or a blocked
-// receive (blocked).
-type Work interface {
-	// Quiet reports whether the work has nothing to do now: nothing
-	// running, nothing available to it. It is called with no broker lock
-	// held and may take entity locks.
-	Quiet() bool
-}
-
 // AddWork registers x until RemoveWork.
 func (b *Broker) AddWork(x Work) {
 	w := &b.quiet

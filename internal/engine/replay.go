@@ -15,22 +15,6 @@ import (
 // (SEMANTICS L6), the catch-up runs at the clock's now, and what was on its
 // way to another entity is delivered.
 
-// replayState is what a replay needs beyond the broker's own state.
-type replayState struct {
-	// covered holds, per queue or topic (a topic with its subscriptions),
-	// the last record its snapshot covers: the replay skips those.
-	covered map[string]uint64
-	// locks finds locked messages by key: a record names a message by its
-	// key, and the store finds a locked one only by its token.
-	locks map[lockRef]*store.Message
-}
-
-type lockRef struct {
-	e *Entity
-	q store.Queue
-	k store.Key
-}
-
 // errDiverged is a record that does not fit the state it is applied to.
 var errDiverged = errors.New("the record does not fit the state")
 

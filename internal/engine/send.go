@@ -158,26 +158,6 @@ func (e *Entity) acceptAllLocked(recs []*store.Message, now int64, seqs []int64)
 	return nil
 }
 
-// errTooLarge is the error for a message of size bytes; madeID says that
-// the broker made its MessageID, which counts (SEMANTICS V3, DD2).
-func errTooLarge(e *Entity, what string, size int64, madeID bool) error {
-	made := ""
-	if madeID {
-		made = " (counting the 32-character MessageID the broker made for it)"
-	}
-	return errs.Errorf(errs.ErrMessageTooLarge, e.describe(), "%s is %d bytes%s, more than MaxMessageSizeInKilobytes (%d bytes)",
-		what, size, made, e.cfg.maxMessageSize())
-}
-
-// errQuota is the error for adding n bytes (of what) to the entity's quota.
-func errQuota(e *Entity, n int64, what string) error {
-	if what != "" {
-		what = " of " + what
-	}
-	return errs.Errorf(errs.ErrQuotaExceeded, e.describe(), "size %d bytes plus %d bytes%s would pass MaxSizeInMegabytes (%d bytes)",
-		e.quota.Used(), n, what, e.quota.Limit())
-}
-
 // Cancel deletes pending scheduled messages, all or none (SEMANTICS S3): a
 // number that is not one is ErrMessageNotFound. The caller has checked the
 // numbers.
@@ -216,4 +196,19 @@ func (e *Entity) cancelAllLocked(found []*store.Message, now int64) {
 	}
 	e.touchLocked(now)
 	e.rescheduleLocked() // the idle deadline may return (SEMANTICS A2)
+}
+
+// DuplicateHistory returns how many MessageIDs the entity remembers for
+// duplicate detection, as of now.
+func (e *Entity) DuplicateHistory() int {
+	c := e.call(noFault)
+	c.end = endLeave
+	defer c.exit(nil)
+	if _, err := c.enter(noContext); err != nil {
+		return 0
+	}
+	if e.dups == nil {
+		return 0
+	}
+	return e.dups.Len()
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/minibus-go/minibus/internal/errs"
 	"github.com/minibus-go/minibus/internal/store"
 )
 
@@ -529,4 +530,73 @@ func (e *Entity) removeLocked(doomed []*store.Message, q store.Queue, now int64)
 		e.st.Remove(m)
 	}
 	e.touchLocked(now)
+}
+
+// deleteRecLocked is deleteLocked, recorded. A topic's subscriptions go
+// first, each under its own lock: a call on a subscription appends its
+// records under that lock alone, and one appended after the topic's delete
+// record would name a subscription the replay has deleted with its topic
+// (Open would fail, "no such entity").
+func (e *Entity) deleteRecLocked(at int64) {
+	for _, s := range e.subs {
+		s.mu.Lock()
+		s.deleteLocked(at)
+		s.mu.Unlock()
+	}
+	r := deleteRecord{at: at}
+	e.log(r.kind(), r.encode)
+	e.deleteLocked(at)
+}
+
+// deleteLocked deletes e and everything in it: explicitly, on idle, or with
+// its topic (SEMANTICS A3, A5). Blocked receivers wake and return
+// ErrNotFound.
+func (e *Entity) deleteLocked(at int64) {
+	if e.deleted.Load() {
+		return
+	}
+	e.deleted.Store(true)
+	e.wakeAllLocked()
+	for _, s := range e.subs {
+		s.mu.Lock()
+		s.deleteLocked(at)
+		s.mu.Unlock()
+	}
+	e.emitEntity(EventEntityDeleted, at)
+	e.subs = nil
+	e.st.Clear()
+	if e.sessions != nil {
+		for _, x := range e.sessions.byID {
+			x.waiters.wakeAll()
+		}
+		e.sessions.clear(e.quota)
+	}
+}
+
+// wakeAllLocked wakes every receive blocked on e, to see a change of state:
+// deletion, a new status, a closed broker.
+func (e *Entity) wakeAllLocked() {
+	for i := range e.waiters {
+		e.waiters[i].wakeAll()
+	}
+}
+
+// errTooLarge is the error for a message of size bytes; madeID says that
+// the broker made its MessageID, which counts (SEMANTICS V3, DD2).
+func errTooLarge(e *Entity, what string, size int64, madeID bool) error {
+	made := ""
+	if madeID {
+		made = " (counting the 32-character MessageID the broker made for it)"
+	}
+	return errs.Errorf(errs.ErrMessageTooLarge, e.describe(), "%s is %d bytes%s, more than MaxMessageSizeInKilobytes (%d bytes)",
+		what, size, made, e.cfg.maxMessageSize())
+}
+
+// errQuota is the error for adding n bytes (of what) to the entity's quota.
+func errQuota(e *Entity, n int64, what string) error {
+	if what != "" {
+		what = " of " + what
+	}
+	return errs.Errorf(errs.ErrQuotaExceeded, e.describe(), "size %d bytes plus %d bytes%s would pass MaxSizeInMegabytes (%d bytes)",
+		e.quota.Used(), n, what, e.quota.Limit())
 }
