@@ -39,29 +39,31 @@
 //
 // Each file uses mostly the files below it:
 //
-//	time.go, codec.go      instants; the bytes of records and snapshots
 //	vocabulary.go          the values the root maps its types onto: Kind,
 //	                       Status, Config, Mode, Op, Settlement,
 //	                       Operation, EventKind, Event, RuleSpec
-//	broker.go, entity.go   the state: what the broker holds (events,
-//	                       scheduler, quiescence, journal, outbox) and
-//	                       what an entity, a receiver and a session hold
+//	time.go, codec.go      instants; the bytes of records and snapshots
+//	broker.go              the broker's state: events, scheduler,
+//	                       quiescence, journal, outbox
 //	events.go              the observer's lanes
+//	entity.go              what an entity, a receiver and a session hold
 //	call.go                the frame of every exported call
 //	dedup.go, wait.go,     duplicate detection, blocked receivers' lists,
-//	quiet.go, processor.go quiescence (WaitQuiet), the processors' hooks
+//	quiet.go               quiescence (WaitQuiet)
 //	record.go, journal.go  one type per journaled record, and a record's
 //	                       life (begin, check, commit); the journal
+//	processor.go           the processors' hooks
 //	topic.go               rules and a topic's subscriptions
 //	transitions.go         every change of a message's or an entity's state
-//	settle.go, session.go, the exported calls of a receiver and a sender,
-//	send.go, receive.go    one concern a file
+//	settle.go, session.go  a receiver's settlements; sessions
 //	fanout.go              a topic's copies of a message
 //	catchup.go             time made exact: the catch-up and the one timer
+//	send.go, receive.go    sending, receiving, peeking
 //	forward.go             auto-forwarding (the outbox)
-//	snapshot.go, replay.go a durable checkpoint; recovery
-//	manage.go              a namespace's life and its entities': New,
-//	                       Close, Create, Find, Delete, Names, Update, Counts
+//	snapshot.go            a durable checkpoint
+//	replay.go, manage.go   recovery; a namespace's life and its entities':
+//	                       New, Close, Create, Find, Delete, Names,
+//	                       Update, Counts
 //
 // A record's apply names the transition it replays and the transition
 // names its record, so record.go and each file that logs use each other:
