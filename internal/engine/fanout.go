@@ -38,8 +38,8 @@ func isScheduled(m *store.Message, now int64) bool {
 // unlocks the subscriptions: a receive of a copy, which a subscription's
 // lock orders after the copy's arrival, then comes after the send in the
 // log too, or the replay would take a message not yet sent.
-func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, enc *encoder) error {
-	subs := t.enterSubsLocked(now)
+func (e *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, enc *encoder) error {
+	subs := e.enterSubsLocked(now)
 	defer leaveAll(subs)
 	// Room for a copy per subscription and message, so that the plan does
 	// not grow by doubling, each time in new memory; on the stack when
@@ -51,12 +51,12 @@ func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, e
 	}
 	// The batch's sequence numbers, first and on, one a message: the plan
 	// numbers the copies by them and the batch takes them once it fits.
-	first := t.seq + 1
+	first := e.seq + 1
 	var total int64
 	for i, m := range recs {
 		k := store.Key{Seq: first + int64(i)}
 		start := len(plan)
-		plan = t.planLocked(plan, subs, m, k, now)
+		plan = e.planLocked(plan, subs, m, k, now)
 		var copies int64
 		for _, c := range plan[start:] {
 			copies += c.m.Size()
@@ -67,32 +67,32 @@ func (t *Entity) publishLocked(recs []*store.Message, now int64, seqs []int64, e
 		}
 		total += copies
 	}
-	if !t.quota.Fits(total) {
-		return errQuota(t, total, "messages and copies")
+	if !e.quota.Fits(total) {
+		return errQuota(e, total, "messages and copies")
 	}
-	t.seq += int64(len(recs))
+	e.seq += int64(len(recs))
 	for i, m := range recs {
 		k := store.Key{Seq: first + int64(i)}
 		if seqs != nil {
 			seqs[i] = k.Seq
 		}
 		if isScheduled(m, now) {
-			t.scheduleLocked(m, k)
-			t.emitLocked(EventScheduled, m, store.Main, now, "")
+			e.scheduleLocked(m, k)
+			e.emitLocked(EventScheduled, m, store.Main, now, "")
 		} else {
-			t.emitKeyed(EventSent, m, k, store.Main, now, "")
+			e.emitKeyed(EventSent, m, k, store.Main, now, "")
 		}
 	}
-	t.applyLocked(plan, now)
-	t.commit(enc)
+	e.applyLocked(plan, now)
+	e.commit(enc)
 	return nil
 }
 
 // fanOutLocked copies m, activating under key k at instant at, to the
 // subscriptions (SEMANTICS S5). Its quota was checked when it was scheduled.
-func (t *Entity) fanOutLocked(m *store.Message, k store.Key, at int64) {
-	subs := t.enterSubsLocked(at)
-	t.applyLocked(t.planLocked(make([]copyPlan, 0, len(subs)), subs, m, k, at), at)
+func (e *Entity) fanOutLocked(m *store.Message, k store.Key, at int64) {
+	subs := e.enterSubsLocked(at)
+	e.applyLocked(e.planLocked(make([]copyPlan, 0, len(subs)), subs, m, k, at), at)
 	leaveAll(subs)
 }
 
@@ -102,14 +102,14 @@ const maxPlanRoom = 4096
 // planLocked appends to plan the copies of m, under key k, that each
 // subscription's rules make at instant at (SEMANTICS R1, R2, R5). The
 // subscriptions' locks are held.
-func (t *Entity) planLocked(plan []copyPlan, subs []*Entity, m *store.Message, k store.Key, at int64) []copyPlan {
+func (e *Entity) planLocked(plan []copyPlan, subs []*Entity, m *store.Message, k store.Key, at int64) []copyPlan {
 	// The topic's own view, reused under its lock: one made here would go
 	// to the heap for every message, as the filters take it by pointer.
-	if t.view == nil {
-		t.view = new(sqlfilter.Message)
+	if e.view == nil {
+		e.view = new(sqlfilter.Message)
 	}
-	view := t.view
-	*view = filterView(m, k, at, effectiveTTL(m.TTL, t.ttlCapLocked()), t.b)
+	view := e.view
+	*view = filterView(m, k, at, effectiveTTL(m.TTL, e.ttlCapLocked()), e.b)
 	for _, s := range subs {
 		if !s.cfg.Status.canSend() {
 			continue // a disabled subscription gets no copies
@@ -124,7 +124,7 @@ func (t *Entity) planLocked(plan []copyPlan, subs []*Entity, m *store.Message, k
 // time to live and the subscription's (SEMANTICS E1). The topic's and the
 // subscriptions' locks are held. The bytes of the copies go to the
 // subscriptions' shared quota at once, before any lock is let go.
-func (t *Entity) applyLocked(plan []copyPlan, at int64) {
+func (e *Entity) applyLocked(plan []copyPlan, at int64) {
 	for _, c := range plan {
 		c.sub.st.Tally()
 	}
@@ -133,11 +133,11 @@ func (t *Entity) applyLocked(plan []copyPlan, at int64) {
 		for _, c := range plan {
 			n += c.sub.st.TakeTally()
 		}
-		t.quota.Add(n)
+		e.quota.Add(n)
 	}()
 	for _, c := range plan {
 		s := c.sub
-		ttlCap := capTTL(s.ttlCapLocked(), t.ttlCapLocked())
+		ttlCap := capTTL(s.ttlCapLocked(), e.ttlCapLocked())
 		if c.dl == nil && s.sessions != nil && c.m.SessionID == "" {
 			c.dl = &store.DeadLetter{Reason: ReasonSessionIDNull, Description: DescriptionSessionIDNull} // SEMANTICS SS1
 		}
@@ -156,11 +156,11 @@ func (t *Entity) applyLocked(plan []copyPlan, at int64) {
 // evaluate does not match; with DeadLetteringOnFilterEvaluationExceptions
 // the message also goes, once, to the dead-letter queue (R5). The copies
 // share the body, which is never changed.
-func (s *Entity) matchLocked(plan []copyPlan, m *store.Message, k store.Key, view *sqlfilter.Message) []copyPlan {
+func (e *Entity) matchLocked(plan []copyPlan, m *store.Message, k store.Key, view *sqlfilter.Message) []copyPlan {
 	plain := false
 	var actions []*store.Message
 	var failure error
-	for _, r := range s.rules {
+	for _, r := range e.rules {
 		ok, err := r.match(view)
 		if err == nil && ok && r.action != nil {
 			v := *view
@@ -184,7 +184,7 @@ func (s *Entity) matchLocked(plan []copyPlan, m *store.Message, k store.Key, vie
 		}
 	}
 	add := func(c *store.Message, dl *store.DeadLetter) {
-		plan = append(plan, copyPlan{sub: s, m: c, key: k, dl: dl})
+		plan = append(plan, copyPlan{sub: e, m: c, key: k, dl: dl})
 		k.Copy++
 	}
 	if plain {
@@ -193,7 +193,7 @@ func (s *Entity) matchLocked(plan []copyPlan, m *store.Message, k store.Key, vie
 	for _, c := range actions {
 		add(c, nil)
 	}
-	if failure != nil && s.cfg.DeadLetterOnFilterError {
+	if failure != nil && e.cfg.DeadLetterOnFilterError {
 		add(m.Copy(), &store.DeadLetter{Reason: ReasonFilterEvaluation, Description: failure.Error()})
 	}
 	return plan

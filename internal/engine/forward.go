@@ -180,19 +180,19 @@ func (b *Broker) deliver(f *forward) {
 // take for the reason why, in its source s's transfer dead-letter queue
 // (SEMANTICS F3): enqueued there at the instant it left, unless it had
 // entered s before (D2).
-func (s *Entity) transferFailedLocked(f *forward, why string) {
+func (e *Entity) transferFailedLocked(f *forward, why string) {
 	m := f.m
 	if !f.entered {
-		stamp(m, f.at, s.enqueueCapLocked())
+		stamp(m, f.at, e.enqueueCapLocked())
 	}
 	dl := &store.DeadLetter{Reason: ReasonTransferFailed, Description: "could not forward to " + f.to + ": " + why}
 	if m.DL != nil {
 		dl.Source = m.DL.Source
 	}
 	m.DL = dl
-	s.st.Put(m, f.key, store.TransferQueue, store.Available, store.Never)
-	s.emitLocked(EventDeadLettered, m, store.Main, f.at, ReasonTransferFailed)
-	s.wakeForLocked(m)
+	e.st.Put(m, f.key, store.TransferQueue, store.Available, store.Never)
+	e.emitLocked(EventDeadLettered, m, store.Main, f.at, ReasonTransferFailed)
+	e.wakeForLocked(m)
 }
 
 // takeForwardLocked enqueues a forwarded message at the instant it left its
@@ -209,55 +209,55 @@ func (s *Entity) transferFailedLocked(f *forward, why string) {
 // them (a dead letter forwarded and forwarded back), and its idle
 // deletion, which comes after its deadlines at that instant, has not come
 // yet; the message is taken, activity that keeps d (A2).
-func (d *Entity) takeForwardLocked(f *forward) (why string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+func (e *Entity) takeForwardLocked(f *forward) (why string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	at := f.at
-	if d.b.replay == nil { // the log holds the instant it took
-		at = max(at, d.instant)
+	if e.b.replay == nil { // the log holds the instant it took
+		at = max(at, e.instant)
 	}
-	if idle := d.idleDueLocked(); idle <= at && d.instant < at && d.b.replay == nil {
-		d.advanceLocked(at, false)
+	if idle := e.idleDueLocked(); idle <= at && e.instant < at && e.b.replay == nil {
+		e.advanceLocked(at, false)
 	}
-	if why := d.refusesLocked(f.m); why != "" {
+	if why := e.refusesLocked(f.m); why != "" {
 		return why
 	}
 	var enc *encoder
-	if d.journaled() { // before acceptForwardLocked changes the message
+	if e.journaled() { // before acceptForwardLocked changes the message
 		top, sub := f.from, ""
 		if top.topic != nil {
 			top, sub = top.topic, top.name
 		}
 		r := transferRecord{fromName: top.name, fromSub: sub, key: f.key, at: at, msg: f.m}
-		enc = d.begin(r.kind(), r.encode)
-		if size := len(enc.b); size > d.b.dur.maxRecord {
+		enc = e.begin(r.kind(), r.encode)
+		if size := len(enc.b); size > e.b.dur.maxRecord {
 			enc.drop()
-			return fmt.Sprintf("its log record would be %d bytes, more than the %d bytes a durable namespace stores for one call", size, d.b.dur.maxRecord)
+			return fmt.Sprintf("its log record would be %d bytes, more than the %d bytes a durable namespace stores for one call", size, e.b.dur.maxRecord)
 		}
-		d.b.outbox.taking(f, enc.b[r.msgAt:])
+		e.b.outbox.taking(f, enc.b[r.msgAt:])
 	}
-	d.instant = at
-	d.landing = f // commit lands it
-	why = d.acceptForwardLocked(f.m, at, enc)
-	d.landing = nil
+	e.instant = at
+	e.landing = f // commit lands it
+	why = e.acceptForwardLocked(f.m, at, enc)
+	e.landing = nil
 	if why != "" {
-		d.b.outbox.taking(f, nil) // the message is as it was again
+		e.b.outbox.taking(f, nil) // the message is as it was again
 		return why
 	}
-	d.b.outbox.landed(f)
+	e.b.outbox.landed(f)
 	return ""
 }
 
 // refusesLocked says why d cannot take the forwarded message m, or "".
-func (d *Entity) refusesLocked(m *store.Message) string {
+func (e *Entity) refusesLocked(m *store.Message) string {
 	switch {
-	case d.deleted.Load():
+	case e.deleted.Load():
 		return "it does not exist"
-	case !d.cfg.Status.canSend():
-		return "its status is " + d.cfg.Status.String()
-	case d.sessions != nil && m.SessionID == "":
+	case !e.cfg.Status.canSend():
+		return "its status is " + e.cfg.Status.String()
+	case e.sessions != nil && m.SessionID == "":
 		return "it requires a SessionID and the message has none"
-	case m.Size() > d.cfg.maxMessageSize():
+	case m.Size() > e.cfg.maxMessageSize():
 		return "the message is larger than its MaxMessageSizeInKilobytes"
 	}
 	return ""
@@ -267,29 +267,29 @@ func (d *Entity) refusesLocked(m *store.Message) string {
 // at it left its source, or says why d cannot take it: it is full. Once m
 // is accepted it appends enc, the record of the forward (nil: none), as
 // sendLocked does.
-func (d *Entity) acceptForwardLocked(m *store.Message, at int64, enc *encoder) (why string) {
+func (e *Entity) acceptForwardLocked(m *store.Message, at int64, enc *encoder) (why string) {
 	deliveries, fromDeferral := m.Deliveries, m.FromDeferral
 	m.Deliveries = 0
 	m.FromDeferral = false
-	kept, ids := d.dedupLocked([]*store.Message{m}, at)
+	kept, ids := e.dedupLocked([]*store.Message{m}, at)
 	if len(kept) == 0 {
-		d.commit(enc)
+		e.commit(enc)
 		return "" // a duplicate there: accepted and dropped (DD1)
 	}
 	var err error
-	if d.kind == KindTopic {
-		err = d.publishLocked(kept, at, nil, enc)
-	} else if err = d.acceptAllLocked(kept, at, nil); err == nil {
-		d.commit(enc)
+	if e.kind == KindTopic {
+		err = e.publishLocked(kept, at, nil, enc)
+	} else if err = e.acceptAllLocked(kept, at, nil); err == nil {
+		e.commit(enc)
 	}
 	if err != nil {
 		// Refused whole: its source keeps it as it was (SEMANTICS D2).
 		m.Deliveries, m.FromDeferral = deliveries, fromDeferral
 		return "it is full"
 	}
-	d.recordLocked(ids, at)
-	d.touchLocked(at)
-	d.accessed = max(d.accessed, at)
+	e.recordLocked(ids, at)
+	e.touchLocked(at)
+	e.accessed = max(e.accessed, at)
 	return ""
 }
 

@@ -47,9 +47,9 @@ func CompileRule(spec RuleSpec) (*Rule, error) {
 // enterSubsLocked takes the mutexes of the topic's live subscriptions in
 // order, each brought to now, and drops deleted ones from the topic. Called
 // with the topic's mutex held; the caller lets go of them with leaveAll.
-func (t *Entity) enterSubsLocked(now int64) []*Entity {
+func (e *Entity) enterSubsLocked(now int64) []*Entity {
 	pruned := false
-	for _, s := range t.subs {
+	for _, s := range e.subs {
 		if !s.mu.TryLock() {
 			s.publishers.Add(1) // see call.leave
 			s.mu.Lock()
@@ -62,17 +62,17 @@ func (t *Entity) enterSubsLocked(now int64) []*Entity {
 		pruned = pruned || s.deleted.Load()
 	}
 	if pruned {
-		live := make([]*Entity, 0, len(t.subs))
-		for _, s := range t.subs {
+		live := make([]*Entity, 0, len(e.subs))
+		for _, s := range e.subs {
 			if s.deleted.Load() {
 				s.mu.Unlock()
 			} else {
 				live = append(live, s)
 			}
 		}
-		t.subs = live
+		e.subs = live
 	}
-	return t.subs
+	return e.subs
 }
 
 func leaveAll(es []*Entity) {
@@ -82,41 +82,41 @@ func leaveAll(es []*Entity) {
 }
 
 // liveSubs returns the topic's live subscriptions as of now, unlocked.
-func (t *Entity) liveSubs() ([]*Entity, error) {
-	c := t.call(noFault)
+func (e *Entity) liveSubs() ([]*Entity, error) {
+	c := e.call(noFault)
 	c.end = endLeave
 	defer c.exit(nil)
 	now, err := c.enter(noContext)
 	if err != nil {
 		return nil, err
 	}
-	subs := t.enterSubsLocked(now)
+	subs := e.enterSubsLocked(now)
 	leaveAll(subs)
 	return subs, nil
 }
 
-func (t *Entity) describeSub(name string) string {
-	return describe(KindSubscription, t.name+"/Subscriptions/"+name)
+func (e *Entity) describeSub(name string) string {
+	return describe(KindSubscription, e.name+"/Subscriptions/"+name)
 }
 
 // CreateSubscription adds a subscription with rules to the topic; the
 // caller has checked its name and configuration. ErrAlreadyExists when the
 // topic has one of that name (case-insensitive, SEMANTICS V1).
-func (t *Entity) CreateSubscription(name string, cfg Config, rules []*Rule) (_ *Entity, err error) {
-	c := t.call(noFault)
+func (e *Entity) CreateSubscription(name string, cfg Config, rules []*Rule) (_ *Entity, err error) {
+	c := e.call(noFault)
 	defer c.exit(&err)
-	if err := t.b.checkForwardTargets("", cfg, t.describeSub(name)); err != nil {
+	if err := e.b.checkForwardTargets("", cfg, e.describeSub(name)); err != nil {
 		return nil, err
 	}
 	now, err := c.enter(noContext)
 	if err != nil {
 		return nil, err
 	}
-	leaveAll(t.enterSubsLocked(now))
-	if i, found := t.findSubLocked(name); found {
-		return nil, errs.Errorf(errs.ErrAlreadyExists, t.subs[i].describe(), "")
+	leaveAll(e.enterSubsLocked(now))
+	if i, found := e.findSubLocked(name); found {
+		return nil, errs.Errorf(errs.ErrAlreadyExists, e.subs[i].describe(), "")
 	}
-	if t.b.dur.j != nil {
+	if e.b.dur.j != nil {
 		// The rules are the part of the record that grows with the
 		// caller's data: with a kilobyte for the rest (names and a
 		// configuration, under their limits), within the journal's (V3).
@@ -124,12 +124,12 @@ func (t *Entity) CreateSubscription(name string, cfg Config, rules []*Rule) (_ *
 		for _, r := range rules {
 			enc.rule(r.Spec)
 		}
-		if n := len(enc.b) + 1024; n > t.b.dur.maxRecord {
-			return nil, errs.Errorf(errs.ErrInvalidArgument, t.describeSub(name), "its %d rules would make a log record of about %d bytes, more than the %d bytes a durable namespace stores for one call (the log's record limit)",
-				len(rules), n, t.b.dur.maxRecord)
+		if n := len(enc.b) + 1024; n > e.b.dur.maxRecord {
+			return nil, errs.Errorf(errs.ErrInvalidArgument, e.describeSub(name), "its %d rules would make a log record of about %d bytes, more than the %d bytes a durable namespace stores for one call (the log's record limit)",
+				len(rules), n, e.b.dur.maxRecord)
 		}
 	}
-	s := t.createSubLocked(name, cfg, rules, now)
+	s := e.createSubLocked(name, cfg, rules, now)
 	if s.journaled() {
 		specs := make([]RuleSpec, len(rules))
 		for i, r := range rules {
@@ -143,28 +143,28 @@ func (t *Entity) CreateSubscription(name string, cfg Config, rules []*Rule) (_ *
 
 // findSubLocked finds the subscription named name (case-insensitive): its
 // index in t.subs, or where it goes.
-func (t *Entity) findSubLocked(name string) (int, bool) {
+func (e *Entity) findSubLocked(name string) (int, bool) {
 	key := nameKey(name)
-	return slices.BinarySearchFunc(t.subs, key, func(s *Entity, k string) int { return strings.Compare(nameKey(s.name), k) })
+	return slices.BinarySearchFunc(e.subs, key, func(s *Entity, k string) int { return strings.Compare(nameKey(s.name), k) })
 }
 
 // createSubLocked adds a subscription, whose name is new, at instant at.
-func (t *Entity) createSubLocked(name string, c Config, rules []*Rule, at int64) *Entity {
-	i, _ := t.findSubLocked(name)
-	c.MaxSizeMB, c.MaxMessageKB = t.cfg.MaxSizeMB, t.cfg.MaxMessageKB
-	s := newEntity(t.b, KindSubscription, name, t, c, at)
+func (e *Entity) createSubLocked(name string, c Config, rules []*Rule, at int64) *Entity {
+	i, _ := e.findSubLocked(name)
+	c.MaxSizeMB, c.MaxMessageKB = e.cfg.MaxSizeMB, e.cfg.MaxMessageKB
+	s := newEntity(e.b, KindSubscription, name, e, c, at)
 	s.rules = rules
-	t.subs = slices.Insert(slices.Clone(t.subs), i, s)
-	t.touchLocked(at)
-	t.b.log.Info("minibus: created", "entity", s.describe())
+	e.subs = slices.Insert(slices.Clone(e.subs), i, s)
+	e.touchLocked(at)
+	e.b.log.Info("minibus: created", "entity", s.describe())
 	s.emitEntity(EventEntityCreated, at)
 	return s
 }
 
 // Subscription returns the topic's live subscription named name
 // (case-insensitive), or ErrNotFound.
-func (t *Entity) Subscription(name string) (*Entity, error) {
-	subs, err := t.liveSubs()
+func (e *Entity) Subscription(name string) (*Entity, error) {
+	subs, err := e.liveSubs()
 	if err != nil {
 		return nil, err
 	}
@@ -174,14 +174,14 @@ func (t *Entity) Subscription(name string) (*Entity, error) {
 			return s, nil
 		}
 	}
-	return nil, errs.Errorf(errs.ErrNotFound, t.describeSub(name), "")
+	return nil, errs.Errorf(errs.ErrNotFound, e.describeSub(name), "")
 }
 
 // DeleteSubscription deletes the named subscription and its messages.
-func (t *Entity) DeleteSubscription(name string) (err error) {
-	c := t.call(noFault)
+func (e *Entity) DeleteSubscription(name string) (err error) {
+	c := e.call(noFault)
 	defer c.exit(&err)
-	s, err := t.Subscription(name)
+	s, err := e.Subscription(name)
 	if err != nil {
 		return err
 	}
@@ -189,14 +189,14 @@ func (t *Entity) DeleteSubscription(name string) (err error) {
 	if err != nil {
 		return err
 	}
-	t.subs = slices.DeleteFunc(slices.Clone(t.subs), func(x *Entity) bool { return x == s })
+	e.subs = slices.DeleteFunc(slices.Clone(e.subs), func(x *Entity) bool { return x == s })
 	return s.deleteFound(now)
 }
 
 // SubscriptionNames returns the names of the topic's subscriptions, sorted,
 // as created.
-func (t *Entity) SubscriptionNames() ([]string, error) {
-	subs, err := t.liveSubs()
+func (e *Entity) SubscriptionNames() ([]string, error) {
+	subs, err := e.liveSubs()
 	if err != nil {
 		return nil, err
 	}
@@ -210,73 +210,73 @@ func (t *Entity) SubscriptionNames() ([]string, error) {
 
 // CreateRule adds a rule to the subscription. ErrAlreadyExists for a name
 // it has, in any case (SEMANTICS V1). A rule change is activity (A2).
-func (s *Entity) CreateRule(r *Rule) (err error) {
-	c := s.call(noFault)
+func (e *Entity) CreateRule(r *Rule) (err error) {
+	c := e.call(noFault)
 	defer c.exit(&err)
 	now, err := c.enter(noContext)
 	if err != nil {
 		return err
 	}
-	if i, found := findRule(s.rules, r.Spec.Name); found {
-		return errs.Errorf(errs.ErrAlreadyExists, s.describe(), "rule %q", s.rules[i].Spec.Name)
+	if i, found := findRule(e.rules, r.Spec.Name); found {
+		return errs.Errorf(errs.ErrAlreadyExists, e.describe(), "rule %q", e.rules[i].Spec.Name)
 	}
 	rec := ruleAddRecord{rule: r.Spec, at: now}
-	enc := s.begin(rec.kind(), rec.encode)
+	enc := e.begin(rec.kind(), rec.encode)
 	if enc != nil {
-		if err := s.recordTooLarge(enc, errs.ErrInvalidArgument, "rule "+strconv.Quote(r.Spec.Name)); err != nil {
+		if err := e.recordTooLarge(enc, errs.ErrInvalidArgument, "rule "+strconv.Quote(r.Spec.Name)); err != nil {
 			return err
 		}
 	}
-	s.addRuleLocked(r, now)
-	s.commit(enc)
+	e.addRuleLocked(r, now)
+	e.commit(enc)
 	return nil
 }
 
 // addRuleLocked adds r, whose name is new, at now.
-func (s *Entity) addRuleLocked(r *Rule, now int64) {
-	i, _ := findRule(s.rules, r.Spec.Name)
-	s.rules = slices.Insert(slices.Clone(s.rules), i, r)
-	s.updated = now
-	s.touchLocked(now)
+func (e *Entity) addRuleLocked(r *Rule, now int64) {
+	i, _ := findRule(e.rules, r.Spec.Name)
+	e.rules = slices.Insert(slices.Clone(e.rules), i, r)
+	e.updated = now
+	e.touchLocked(now)
 }
 
 // DeleteRule removes the named rule (case-insensitive), or returns
 // ErrNotFound.
-func (s *Entity) DeleteRule(name string) (err error) {
-	c := s.call(noFault)
+func (e *Entity) DeleteRule(name string) (err error) {
+	c := e.call(noFault)
 	defer c.exit(&err)
 	now, err := c.enter(noContext)
 	if err != nil {
 		return err
 	}
-	i, found := findRule(s.rules, name)
+	i, found := findRule(e.rules, name)
 	if !found {
-		return errs.Errorf(errs.ErrNotFound, s.describe(), "rule %q", name)
+		return errs.Errorf(errs.ErrNotFound, e.describe(), "rule %q", name)
 	}
-	s.deleteRuleLocked(i, now)
+	e.deleteRuleLocked(i, now)
 	r := ruleDeleteRecord{name: name, at: now}
-	s.log(r.kind(), r.encode)
+	e.log(r.kind(), r.encode)
 	return nil
 }
 
 // deleteRuleLocked removes the rule at index i at now.
-func (s *Entity) deleteRuleLocked(i int, now int64) {
-	s.rules = slices.Delete(slices.Clone(s.rules), i, i+1)
-	s.updated = now
-	s.touchLocked(now)
+func (e *Entity) deleteRuleLocked(i int, now int64) {
+	e.rules = slices.Delete(slices.Clone(e.rules), i, i+1)
+	e.updated = now
+	e.touchLocked(now)
 }
 
 // Rules returns the specs of the subscription's rules, sorted by name as
 // created; the caller must not change their maps.
-func (s *Entity) Rules() ([]RuleSpec, error) {
-	c := s.call(noFault)
+func (e *Entity) Rules() ([]RuleSpec, error) {
+	c := e.call(noFault)
 	c.end = endLeave
 	defer c.exit(nil)
 	if _, err := c.enter(noContext); err != nil {
 		return nil, err
 	}
-	out := make([]RuleSpec, len(s.rules))
-	for i, r := range s.rules {
+	out := make([]RuleSpec, len(e.rules))
+	for i, r := range e.rules {
 		out[i] = r.Spec
 	}
 	return out, nil
