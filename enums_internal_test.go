@@ -105,7 +105,7 @@ var enumPairs = []enumPair{{
 	toInner: func(v int) int { return int(QueueProperties{Status: EntityStatus(v)}.config().Status) },
 	fromInn: func(v int) int { return int(queueProperties(engine.Config{Status: engine.Status(v)}).Status) },
 }, {
-	// store.go: a bare cast to the log's; internal/wal/log.go.
+	// open.go: a bare cast to the log's; internal/wal/log.go.
 	public: "SyncMode", inner: "wal.SyncMode", numInner: int(wal.NumSyncModes), prefix: "Sync",
 	rows: []enumRow{
 		{int(SyncAlways), int(wal.SyncAlways), ""},

@@ -18,7 +18,7 @@ import (
 // test ends, with its event journal, fault injector and waits) with the
 // shorthands of this folder's tests: ns, mock, a clock that counts its
 // timers (SEMANTICS T4) and helpers that fail the test on error. A durable
-// test's env (denv, store_test.go) has no Env: its namespace comes from
+// test's env (denv, open_test.go) has no Env: its namespace comes from
 // Open, which minibustest does not make.
 type env struct {
 	*minibustest.Env

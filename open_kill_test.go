@@ -27,8 +27,8 @@ import (
 // child acknowledged, it wrote to its stdout, a pipe the parent reads; after
 // the kill the parent opens the directory itself and checks that every
 // acknowledgement holds (Open's promise, SEMANTICS L6 at Open). The
-// parent's model and checks are in store_kill_check_test.go, the child's
-// traffic in store_kill_child_test.go.
+// parent's model and checks are in open_kill_check_test.go, the child's
+// traffic in open_kill_child_test.go.
 //
 // The default run makes 8 cycles, a check that the loop works; CI runs 100
 // (.ci/run), a soak many more:
