@@ -4,6 +4,10 @@ import (
 	"github.com/minibus-go/minibus/internal/store"
 )
 
+// Duplicate detection (SEMANTICS DD1): an entity's dupHistory (its type is
+// with the entity's state, entity.go) remembers the MessageIDs accepted
+// within the window, pruned as the catch-up passes their ends.
+
 // seen reports whether id was accepted within the window at now: at the
 // window's end a resend is new (T2).
 func (h *dupHistory) seen(id string, now int64) bool {

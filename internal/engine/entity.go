@@ -11,7 +11,7 @@ import (
 )
 
 // Entity is a queue, a topic or a subscription. One mutex guards its state
-// and its store; Broker documents the lock order.
+// and its store; the package documentation gives the mutex order.
 //
 // A queue and a subscription are receivable: they hold messages in their
 // store's main, dead-letter and transfer dead-letter queues. A queue and a

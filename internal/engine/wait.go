@@ -4,6 +4,10 @@ import (
 	"slices"
 )
 
+// Blocked receivers: each waits on a waiter in its entity's waitList (the
+// types are with the entity's state, entity.go), and a change of the entity
+// wakes as many as it can serve (SEMANTICS L8).
+
 func newWaiter(owner *Receiver) *waiter { return &waiter{ch: make(chan struct{}, 1), owner: owner} }
 
 func (l *waitList) add(w *waiter) { l.ws = append(l.ws, w) }
