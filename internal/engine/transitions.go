@@ -210,8 +210,8 @@ func (e *Entity) takeLocked(r *Receiver, max int, now int64, views []store.View)
 	until := e.lockEndLocked(r, now)
 	journaled := e.journaled()
 	var rec takeRecord
-	var buf [8]store.Key
 	if journaled {
+		var buf [8]store.Key // zeroed only for a journal
 		rec = takeRecord{q: r.q, mode: r.mode, session: r.SessionID(), at: now, until: until, keys: buf[:0]}
 		enc := e.begin(rec.kind(), rec.encode)
 		n = min(n, e.b.keyRoom(len(enc.b)-1)) // no more than the record can name (its count of none is a byte)
